@@ -1,0 +1,47 @@
+// What an algorithm is asked to build a schedule for. Plain data, the same on
+// every rank except `rank` (and per-rank counts for all-to-all-v).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/types.h"
+
+namespace braid::algo {
+
+enum class Collective : uint8_t {
+  kAllReduce = 1,
+  kBroadcast,
+  kReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kAllToAllv,
+  kSendRecv,  // point to point (tags only; no algorithm)
+  kBarrier,
+};
+constexpr int kNumCollectives = 10;
+
+const char* collectiveName(Collective c);  // "allreduce", "broadcast", ...
+bool parseCollective(const char* name, Collective* out);
+
+struct CollectiveArgs {
+  Collective collective = Collective::kAllReduce;
+  int nranks = 1;
+  int rank = 0;
+  // Elements: allreduce/broadcast/reduce: the vector; allgather: per-rank send
+  // count; reducescatter: per-rank recv count; alltoall: per peer.
+  size_t count = 0;
+  DataType dtype = DataType::kFloat32;
+  RedOp op = RedOp::kSum;
+  int root = 0;
+  // All-to-all-v, in elements, nranks entries each.
+  std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+  // Pipelining granularity chosen by the caller (tuner / BRAID_CHUNK_BYTES).
+  size_t chunkBytes = 128 * 1024;
+
+  size_t elemSize() const { return dataTypeSize(dtype); }
+};
+
+}  // namespace braid::algo

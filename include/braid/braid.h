@@ -1,0 +1,245 @@
+/*
+ * braid: collective communication for CPUs and GPUs over TCP, shared memory,
+ * verbs and UCX. The whole public C API lives in this header.
+ *
+ * Shape: NCCL users should feel at home. Every function returns a
+ * braidResult_t; on any error nothing has been sent and no user buffer has been
+ * touched, and braidGetLastError(comm) (or braidGetLastError(NULL) for errors
+ * not tied to a communicator) returns a message that names the argument or the
+ * peer at fault.
+ *
+ * Threading: a communicator may be used from several threads, but the order in
+ * which collectives are issued on one communicator must be the same on every
+ * rank (as with NCCL). braidCommAbort may be called from any thread at any time.
+ *
+ * Streams: a NULL braidStream_t runs the operation inline on the calling
+ * thread and returns when it is complete. A stream made by braidStreamCreate
+ * is an in-order queue: the call validates its arguments, enqueues, and
+ * returns; the buffers must stay valid and untouched until the stream (or an
+ * event recorded after the op) reports completion.
+ *
+ * Compiles as C99 and as C++.
+ */
+#ifndef BRAID_BRAID_H_
+#define BRAID_BRAID_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define BRAID_API __attribute__((visibility("default")))
+#else
+#define BRAID_API
+#endif
+
+#define BRAID_MAJOR 0
+#define BRAID_MINOR 1
+#define BRAID_PATCH 0
+/* Encoded as MAJOR*10000 + MINOR*100 + PATCH, as NCCL does. */
+#define BRAID_VERSION_CODE (BRAID_MAJOR * 10000 + BRAID_MINOR * 100 + BRAID_PATCH)
+
+typedef enum {
+  braidSuccess = 0,
+  braidUnhandledCudaError = 1,
+  braidSystemError = 2,     /* a system call failed (errno is in the message) */
+  braidInternalError = 3,   /* a bug in braid: please report it */
+  braidInvalidArgument = 4, /* an argument is wrong: the message names it */
+  braidInvalidUsage = 5,    /* the call is not allowed in this state */
+  braidRemoteError = 6,     /* a peer failed or broke the protocol */
+  braidInProgress = 7,      /* the operation has not completed yet */
+  braidTimeout = 8,         /* a deadline (BRAID_TIMEOUT_MS) passed */
+  braidAborted = 9,         /* the communicator was aborted */
+  braidNotSupported = 10,   /* not built in this version or configuration */
+  braidNumResults = 11
+} braidResult_t;
+
+/* NCCL's order and numbering. */
+typedef enum {
+  braidInt8 = 0,
+  braidChar = 0,
+  braidUint8 = 1,
+  braidInt32 = 2,
+  braidInt = 2,
+  braidUint32 = 3,
+  braidInt64 = 4,
+  braidUint64 = 5,
+  braidFloat16 = 6,
+  braidHalf = 6,
+  braidFloat32 = 7,
+  braidFloat = 7,
+  braidFloat64 = 8,
+  braidDouble = 8,
+  braidBfloat16 = 9,
+  braidFloat8e4m3 = 10,
+  braidFloat8e5m2 = 11,
+  braidNumTypes = 12
+} braidDataType_t;
+
+/* Avg divides once, at the end, by the number of ranks (integer division for
+ * integer types). Low-precision floats are reduced through fp32 and rounded
+ * back to nearest-even after each step. */
+typedef enum {
+  braidSum = 0,
+  braidProd = 1,
+  braidMax = 2,
+  braidMin = 3,
+  braidAvg = 4,
+  braidNumOps = 5
+} braidRedOp_t;
+
+#define BRAID_UNIQUE_ID_BYTES 128
+/* Opaque to users: the root's address and a random 128-bit secret. Anyone who
+ * holds it can join the communicator, so pass it only to your own ranks. */
+typedef struct {
+  char internal[BRAID_UNIQUE_ID_BYTES];
+} braidUniqueId;
+
+typedef struct braidComm* braidComm_t;
+typedef struct braidStream* braidStream_t;
+typedef struct braidEvent* braidEvent_t;
+
+/* Versioned configuration. Always start from BRAID_CONFIG_INITIALIZER so that
+ * fields added later get their defaults. */
+#define BRAID_CONFIG_MAGIC 0x62726364u /* "brcd" */
+#define BRAID_CONFIG_VERSION 1
+typedef struct {
+  size_t size;          /* sizeof(braidConfig_t), set by the initializer */
+  unsigned int magic;   /* BRAID_CONFIG_MAGIC */
+  unsigned int version; /* BRAID_CONFIG_VERSION */
+  int timeoutMs;        /* deadline for init and every wait; <0: BRAID_TIMEOUT_MS or default */
+  int nSocks;           /* TCP sockets per peer connection; <=0: BRAID_NSOCKS or default */
+  const char* socketIfname; /* interface (prefix) for TCP; NULL: BRAID_SOCKET_IFNAME or auto */
+} braidConfig_t;
+
+#define BRAID_CONFIG_INITIALIZER \
+  { sizeof(braidConfig_t), BRAID_CONFIG_MAGIC, BRAID_CONFIG_VERSION, -1, -1, NULL }
+
+/* ---- Version and errors ------------------------------------------------ */
+
+/* *version = BRAID_VERSION_CODE of the library actually loaded. */
+BRAID_API braidResult_t braidGetVersion(int* version);
+/* A static string naming the result code; never NULL. */
+BRAID_API const char* braidGetErrorString(braidResult_t result);
+/* The message of the last error on this communicator (comm == NULL: the last
+ * error of this thread that was not tied to a communicator, e.g. during init).
+ * Valid until the next call on the same communicator / thread. Never NULL. */
+BRAID_API const char* braidGetLastError(braidComm_t comm);
+
+/* ---- Communicator lifecycle --------------------------------------------- */
+
+/* Called once, by one process (usually rank 0), which must then also join as a
+ * rank of the communicator: it starts the root listener of the rendezvous on
+ * this process and fills *uniqueId with its address and a fresh secret. The
+ * address is chosen like TCP's: BRAID_SOCKET_IFNAME, else the first non-loopback
+ * interface that is up, else loopback. */
+BRAID_API braidResult_t braidGetUniqueId(braidUniqueId* uniqueId);
+
+/* Collective over nranks processes holding the same uniqueId; blocks until every
+ * rank has arrived or the deadline passes (braidTimeout, the message names the
+ * ranks that never arrived). */
+BRAID_API braidResult_t braidCommInitRank(braidComm_t* comm, int nranks, braidUniqueId uniqueId,
+                                          int rank);
+BRAID_API braidResult_t braidCommInitRankConfig(braidComm_t* comm, int nranks,
+                                                braidUniqueId uniqueId, int rank,
+                                                braidConfig_t* config);
+/* Reads rank, size and rendezvous address from the environment of the common
+ * launchers: BRAID_RANK/BRAID_WORLD_SIZE/BRAID_ROOT_ADDR, torchrun
+ * (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), Open MPI (OMPI_COMM_WORLD_RANK/
+ * SIZE), PMI (PMI_RANK/PMI_SIZE) and SLURM (SLURM_PROCID/SLURM_NTASKS); where the
+ * launcher gives no address, MASTER_ADDR/MASTER_PORT must be set. Rank 0 opens
+ * the root at that address. The secret comes from BRAID_SECRET (32 hex digits)
+ * when set, so that only processes given it can join; without it the address
+ * alone admits a rank, which the log warns about. config may be NULL. */
+BRAID_API braidResult_t braidCommInitFromEnv(braidComm_t* comm, braidConfig_t* config);
+/* Waits for this rank's outstanding work, then frees the communicator. */
+BRAID_API braidResult_t braidCommDestroy(braidComm_t comm);
+/* Stops every pending operation (they return braidAborted), tells the peers
+ * and frees the communicator. Thread-safe with respect to other calls. */
+BRAID_API braidResult_t braidCommAbort(braidComm_t comm);
+/* Success, or the first error an asynchronous operation hit. Never blocks. */
+BRAID_API braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* asyncError);
+BRAID_API braidResult_t braidCommCount(const braidComm_t comm, int* count);
+BRAID_API braidResult_t braidCommUserRank(const braidComm_t comm, int* rank);
+
+/* ---- Collectives ---------------------------------------------------------
+ * In place: send == recv (all-gather: send == recv + rank*sendcount;
+ * reduce-scatter: send + rank*recvcount == recv). Counts are in elements. */
+
+BRAID_API braidResult_t braidAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                       braidDataType_t datatype, braidRedOp_t op,
+                                       braidComm_t comm, braidStream_t stream);
+/* sendbuff is read on root only; recvbuff is written on every rank. */
+BRAID_API braidResult_t braidBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                                       braidDataType_t datatype, int root, braidComm_t comm,
+                                       braidStream_t stream);
+/* recvbuff is written on root only (it may be NULL elsewhere). */
+BRAID_API braidResult_t braidReduce(const void* sendbuff, void* recvbuff, size_t count,
+                                    braidDataType_t datatype, braidRedOp_t op, int root,
+                                    braidComm_t comm, braidStream_t stream);
+/* recvbuff holds nranks*sendcount elements, rank r's at offset r*sendcount. */
+BRAID_API braidResult_t braidAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                       braidDataType_t datatype, braidComm_t comm,
+                                       braidStream_t stream);
+/* sendbuff holds nranks*recvcount elements; rank r receives block r reduced. */
+BRAID_API braidResult_t braidReduceScatter(const void* sendbuff, void* recvbuff,
+                                           size_t recvcount, braidDataType_t datatype,
+                                           braidRedOp_t op, braidComm_t comm,
+                                           braidStream_t stream);
+/* count elements to and from each peer: block p of sendbuff goes to rank p,
+ * block p of recvbuff comes from rank p. */
+BRAID_API braidResult_t braidAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                                      braidDataType_t datatype, braidComm_t comm,
+                                      braidStream_t stream);
+/* Counts and displacements in elements, nranks entries each. sendcounts[p] on
+ * this rank must equal recvcounts[me] on rank p. In place is not supported. */
+BRAID_API braidResult_t braidAllToAllv(const void* sendbuff, const size_t sendcounts[],
+                                       const size_t sdispls[], void* recvbuff,
+                                       const size_t recvcounts[], const size_t rdispls[],
+                                       braidDataType_t datatype, braidComm_t comm,
+                                       braidStream_t stream);
+/* Point to point. Matched in order per (sender, receiver) pair; the counts
+ * must agree. Inside braidGroupStart/End, sends and receives to different
+ * peers progress concurrently. */
+BRAID_API braidResult_t braidSend(const void* sendbuff, size_t count, braidDataType_t datatype,
+                                  int peer, braidComm_t comm, braidStream_t stream);
+BRAID_API braidResult_t braidRecv(void* recvbuff, size_t count, braidDataType_t datatype,
+                                  int peer, braidComm_t comm, braidStream_t stream);
+BRAID_API braidResult_t braidBarrier(braidComm_t comm, braidStream_t stream);
+
+/* Calls between GroupStart and GroupEnd are validated and queued; GroupEnd
+ * launches them together (one fused schedule per communicator), so a user can
+ * write all-to-all-v as a group of sends and receives. Groups nest; only the
+ * outermost GroupEnd launches. All calls in a group on one communicator must
+ * use the same stream. Per thread. */
+BRAID_API braidResult_t braidGroupStart(void);
+BRAID_API braidResult_t braidGroupEnd(void);
+
+/* ---- Streams and events ------------------------------------------------- */
+
+BRAID_API braidResult_t braidStreamCreate(braidStream_t* stream);
+/* Waits for the queued work, then frees the stream. */
+BRAID_API braidResult_t braidStreamDestroy(braidStream_t stream);
+/* Blocks until every op queued so far has finished; returns the first error
+ * any of them hit since the last synchronize. */
+BRAID_API braidResult_t braidStreamSynchronize(braidStream_t stream);
+/* Success when idle, braidInProgress while work is queued, or the error. */
+BRAID_API braidResult_t braidStreamQuery(braidStream_t stream);
+
+BRAID_API braidResult_t braidEventCreate(braidEvent_t* event);
+/* Marks the point in stream after everything queued so far. */
+BRAID_API braidResult_t braidEventRecord(braidEvent_t event, braidStream_t stream);
+/* Success once the marked point has been reached (or never recorded),
+ * braidInProgress before. */
+BRAID_API braidResult_t braidEventQuery(braidEvent_t event);
+BRAID_API braidResult_t braidEventSynchronize(braidEvent_t event);
+BRAID_API braidResult_t braidEventDestroy(braidEvent_t event);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BRAID_BRAID_H_ */

@@ -1,0 +1,256 @@
+// C entry points of the collectives: validate everything first (nothing is
+// sent and no buffer touched on error), then build the op and launch it.
+#include <braid/braid.h>
+
+#include "api/handles.h"
+#include "api/validate.h"
+#include "core/launch.h"
+
+using braid::Status;
+using braid::algo::Collective;
+namespace api = braid::api;
+namespace core = braid::core;
+
+namespace {
+
+braid::DataType dt(braidDataType_t t) { return static_cast<braid::DataType>(t); }
+braid::RedOp ro(braidRedOp_t op) { return static_cast<braid::RedOp>(op); }
+
+// Builds and launches a collective whose checks passed.
+Status launchCollective(braidComm_t comm, braidStream_t stream, braid::algo::CollectiveArgs args,
+                        const void* input, void* output) {
+  core::Op op;
+  BRAID_RETURN_IF_ERROR(comm->impl->buildCollective(args, input, output, &op));
+  return core::launch(comm->impl, stream ? &stream->stream : nullptr, std::move(op));
+}
+
+braid::algo::CollectiveArgs argsOf(braidComm_t comm, Collective c, size_t count, braidDataType_t t) {
+  braid::algo::CollectiveArgs a = comm->impl->argsFor(c);
+  a.count = count;
+  a.dtype = dt(t);
+  return a;
+}
+
+#define CHECK(expr) BRAID_RETURN_IF_ERROR(expr)
+
+Status allReduce(const void* send, void* recv, size_t count, braidDataType_t t, braidRedOp_t op,
+                 braidComm_t comm, braidStream_t stream) {
+  const char* fn = "braidAllReduce";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  CHECK(api::checkRedOp(fn, op));
+  size_t bytes;
+  CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
+  CHECK(api::checkBuffer(fn, "sendbuff", send, bytes));
+  CHECK(api::checkBuffer(fn, "recvbuff", recv, bytes));
+  CHECK(api::checkOverlap(fn, send, bytes, recv, bytes, send == recv, "in place means sendbuff == recvbuff"));
+  auto args = argsOf(comm, Collective::kAllReduce, count, t);
+  args.op = ro(op);
+  return launchCollective(comm, stream, args, send, recv);
+}
+
+Status broadcast(const void* send, void* recv, size_t count, braidDataType_t t, int root,
+                 braidComm_t comm, braidStream_t stream) {
+  const char* fn = "braidBroadcast";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
+  size_t bytes;
+  CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
+  const bool isRoot = comm->impl->rank() == root;
+  if (isRoot) CHECK(api::checkBuffer(fn, "sendbuff (on the root)", send, bytes));
+  CHECK(api::checkBuffer(fn, "recvbuff", recv, bytes));
+  if (isRoot) CHECK(api::checkOverlap(fn, send, bytes, recv, bytes, send == recv, "in place means sendbuff == recvbuff"));
+  auto args = argsOf(comm, Collective::kBroadcast, count, t);
+  args.root = root;
+  return launchCollective(comm, stream, args, send, recv);
+}
+
+Status reduce(const void* send, void* recv, size_t count, braidDataType_t t, braidRedOp_t op,
+              int root, braidComm_t comm, braidStream_t stream) {
+  const char* fn = "braidReduce";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  CHECK(api::checkRedOp(fn, op));
+  CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
+  size_t bytes;
+  CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
+  CHECK(api::checkBuffer(fn, "sendbuff", send, bytes));
+  const bool isRoot = comm->impl->rank() == root;
+  if (isRoot) {
+    CHECK(api::checkBuffer(fn, "recvbuff (on the root)", recv, bytes));
+    CHECK(api::checkOverlap(fn, send, bytes, recv, bytes, send == recv, "in place means sendbuff == recvbuff"));
+  }
+  auto args = argsOf(comm, Collective::kReduce, count, t);
+  args.op = ro(op);
+  args.root = root;
+  return launchCollective(comm, stream, args, send, isRoot ? recv : nullptr);
+}
+
+Status allGather(const void* send, void* recv, size_t sendcount, braidDataType_t t,
+                 braidComm_t comm, braidStream_t stream) {
+  const char* fn = "braidAllGather";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  const int n = comm->impl->nranks(), r = comm->impl->rank();
+  size_t bytes, total;
+  CHECK(api::checkBytes(fn, "sendcount", sendcount, t, 1, &bytes));
+  CHECK(api::checkBytes(fn, "sendcount", sendcount, t, n, &total));
+  CHECK(api::checkBuffer(fn, "sendbuff", send, bytes));
+  CHECK(api::checkBuffer(fn, "recvbuff", recv, total));
+  bool inPlace = recv && send == static_cast<const char*>(recv) + r * bytes;
+  CHECK(api::checkOverlap(fn, send, bytes, recv, total, inPlace,
+                          "in place means sendbuff == recvbuff + rank * sendcount"));
+  return launchCollective(comm, stream, argsOf(comm, Collective::kAllGather, sendcount, t), send, recv);
+}
+
+Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataType_t t,
+                     braidRedOp_t op, braidComm_t comm, braidStream_t stream) {
+  const char* fn = "braidReduceScatter";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  CHECK(api::checkRedOp(fn, op));
+  const int n = comm->impl->nranks(), r = comm->impl->rank();
+  size_t bytes, total;
+  CHECK(api::checkBytes(fn, "recvcount", recvcount, t, 1, &bytes));
+  CHECK(api::checkBytes(fn, "recvcount", recvcount, t, n, &total));
+  CHECK(api::checkBuffer(fn, "sendbuff", send, total));
+  CHECK(api::checkBuffer(fn, "recvbuff", recv, bytes));
+  bool inPlace = send && recv == static_cast<const char*>(send) + r * bytes;
+  CHECK(api::checkOverlap(fn, send, total, recv, bytes, inPlace,
+                          "in place means recvbuff == sendbuff + rank * recvcount"));
+  auto args = argsOf(comm, Collective::kReduceScatter, recvcount, t);
+  args.op = ro(op);
+  return launchCollective(comm, stream, args, send, recv);
+}
+
+Status allToAll(const void* send, void* recv, size_t count, braidDataType_t t, braidComm_t comm,
+                braidStream_t stream) {
+  const char* fn = "braidAllToAll";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  size_t total;
+  CHECK(api::checkBytes(fn, "count", count, t, comm->impl->nranks(), &total));
+  CHECK(api::checkBuffer(fn, "sendbuff", send, total));
+  CHECK(api::checkBuffer(fn, "recvbuff", recv, total));
+  CHECK(api::checkOverlap(fn, send, total, recv, total, false, "all-to-all has no in-place form"));
+  return launchCollective(comm, stream, argsOf(comm, Collective::kAllToAll, count, t), send, recv);
+}
+
+// Extent in bytes of the blocks (count[p], displ[p]) for all p.
+Status vectorExtent(const char* fn, const char* which, const size_t counts[], const size_t displs[],
+                    int n, braidDataType_t t, size_t* extent) {
+  *extent = 0;
+  for (int p = 0; p < n; ++p) {
+    size_t end, endBytes;
+    if (__builtin_add_overflow(counts[p], displs[p], &end))
+      return braid::invalidArgument(std::string(fn) + ": " + which + " block " + std::to_string(p) +
+                                    " (displacement + count) overflows");
+    CHECK(api::checkBytes(fn, which, end, t, 1, &endBytes));
+    if (counts[p] > 0 && endBytes > *extent) *extent = endBytes;
+  }
+  return Status::ok();
+}
+
+Status allToAllv(const void* send, const size_t sendcounts[], const size_t sdispls[], void* recv,
+                 const size_t recvcounts[], const size_t rdispls[], braidDataType_t t,
+                 braidComm_t comm, braidStream_t stream) {
+  const char* fn = "braidAllToAllv";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  if (!sendcounts || !sdispls || !recvcounts || !rdispls)
+    return braid::invalidArgument(std::string(fn) + ": " +
+                                  (!sendcounts ? "sendcounts" : !sdispls ? "sdispls" : !recvcounts ? "recvcounts" : "rdispls") +
+                                  " is NULL");
+  const int n = comm->impl->nranks();
+  size_t sendExtent, recvExtent;
+  CHECK(vectorExtent(fn, "send", sendcounts, sdispls, n, t, &sendExtent));
+  CHECK(vectorExtent(fn, "recv", recvcounts, rdispls, n, t, &recvExtent));
+  CHECK(api::checkBuffer(fn, "sendbuff", send, sendExtent));
+  CHECK(api::checkBuffer(fn, "recvbuff", recv, recvExtent));
+  CHECK(api::checkOverlap(fn, send, sendExtent, recv, recvExtent, false, "all-to-all-v has no in-place form"));
+  auto args = argsOf(comm, Collective::kAllToAllv, 0, t);
+  args.sendCounts.assign(sendcounts, sendcounts + n);
+  args.sendDispls.assign(sdispls, sdispls + n);
+  args.recvCounts.assign(recvcounts, recvcounts + n);
+  args.recvDispls.assign(rdispls, rdispls + n);
+  return launchCollective(comm, stream, args, send, recv);
+}
+
+Status pointToPoint(bool isSend, const void* buf, size_t count, braidDataType_t t, int peer,
+                    braidComm_t comm, braidStream_t stream) {
+  const char* fn = isSend ? "braidSend" : "braidRecv";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  CHECK(api::checkRank(fn, "peer", peer, comm->impl->nranks()));
+  size_t bytes;
+  CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
+  CHECK(api::checkBuffer(fn, isSend ? "sendbuff" : "recvbuff", buf, bytes));
+  core::Op op;
+  op.collective = Collective::kSendRecv;
+  op.algorithm = "p2p";
+  const uint8_t tag = static_cast<uint8_t>(Collective::kSendRecv);
+  if (isSend)
+    op.schedule.add(braid::algo::sendStep(peer, {braid::algo::kInput, 0, bytes}, tag), {}, true);
+  else
+    op.schedule.add(braid::algo::recvStep(peer, {braid::algo::kOutput, 0, bytes}, tag), {}, true);
+  op.buffers = {{const_cast<void*>(buf), bytes}, {const_cast<void*>(buf), bytes}};
+  return core::launch(comm->impl, stream ? &stream->stream : nullptr, std::move(op));
+}
+
+Status barrier(braidComm_t comm, braidStream_t stream) {
+  CHECK(api::checkComm("braidBarrier", comm));
+  return launchCollective(comm, stream, argsOf(comm, Collective::kBarrier, 0, braidUint8), nullptr, nullptr);
+}
+
+}  // namespace
+
+extern "C" {
+
+braidResult_t braidAllReduce(const void* s, void* r, size_t count, braidDataType_t t, braidRedOp_t op,
+                             braidComm_t comm, braidStream_t stream) {
+  return api::report(comm, allReduce(s, r, count, t, op, comm, stream));
+}
+braidResult_t braidBroadcast(const void* s, void* r, size_t count, braidDataType_t t, int root,
+                             braidComm_t comm, braidStream_t stream) {
+  return api::report(comm, broadcast(s, r, count, t, root, comm, stream));
+}
+braidResult_t braidReduce(const void* s, void* r, size_t count, braidDataType_t t, braidRedOp_t op,
+                          int root, braidComm_t comm, braidStream_t stream) {
+  return api::report(comm, reduce(s, r, count, t, op, root, comm, stream));
+}
+braidResult_t braidAllGather(const void* s, void* r, size_t sendcount, braidDataType_t t,
+                             braidComm_t comm, braidStream_t stream) {
+  return api::report(comm, allGather(s, r, sendcount, t, comm, stream));
+}
+braidResult_t braidReduceScatter(const void* s, void* r, size_t recvcount, braidDataType_t t,
+                                 braidRedOp_t op, braidComm_t comm, braidStream_t stream) {
+  return api::report(comm, reduceScatter(s, r, recvcount, t, op, comm, stream));
+}
+braidResult_t braidAllToAll(const void* s, void* r, size_t count, braidDataType_t t, braidComm_t comm,
+                            braidStream_t stream) {
+  return api::report(comm, allToAll(s, r, count, t, comm, stream));
+}
+braidResult_t braidAllToAllv(const void* s, const size_t sc[], const size_t sd[], void* r,
+                             const size_t rc[], const size_t rd[], braidDataType_t t, braidComm_t comm,
+                             braidStream_t stream) {
+  return api::report(comm, allToAllv(s, sc, sd, r, rc, rd, t, comm, stream));
+}
+braidResult_t braidSend(const void* s, size_t count, braidDataType_t t, int peer, braidComm_t comm,
+                        braidStream_t stream) {
+  return api::report(comm, pointToPoint(true, s, count, t, peer, comm, stream));
+}
+braidResult_t braidRecv(void* r, size_t count, braidDataType_t t, int peer, braidComm_t comm,
+                        braidStream_t stream) {
+  return api::report(comm, pointToPoint(false, r, count, t, peer, comm, stream));
+}
+braidResult_t braidBarrier(braidComm_t comm, braidStream_t stream) {
+  return api::report(comm, barrier(comm, stream));
+}
+braidResult_t braidGroupStart(void) {
+  core::groupStart();
+  return braidSuccess;
+}
+braidResult_t braidGroupEnd(void) { return api::report(nullptr, core::groupEnd()); }
+
+}  // extern "C"

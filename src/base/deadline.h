@@ -1,0 +1,38 @@
+// Deadline: a point on the monotonic clock after which a wait must give up.
+// Every blocking wait in braid takes one, so nothing can hang forever.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace braid {
+
+using Clock = std::chrono::steady_clock;
+
+class Deadline {
+ public:
+  // timeoutMs < 0 means "never" (only for tests and internal loops that are
+  // bounded some other way).
+  explicit Deadline(int64_t timeoutMs)
+      : infinite_(timeoutMs < 0), at_(Clock::now() + std::chrono::milliseconds(timeoutMs < 0 ? 0 : timeoutMs)) {}
+  static Deadline never() { return Deadline(-1); }
+
+  bool expired() const { return !infinite_ && Clock::now() >= at_; }
+  // Milliseconds left, clamped to [0, cap]; cap when infinite. Suits poll().
+  int remainingMs(int cap = 1000) const {
+    if (infinite_) return cap;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();
+    if (left < 0) return 0;
+    return left > cap ? cap : static_cast<int>(left);
+  }
+
+ private:
+  bool infinite_;
+  Clock::time_point at_;
+};
+
+inline uint64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+}  // namespace braid

@@ -1,0 +1,70 @@
+#include "base/env.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "base/log.h"
+
+namespace braid::env {
+
+const std::vector<Variable>& all() {
+  static const std::vector<Variable> vars = {
+      {"BRAID_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE. Lines carry a host:pid rank prefix."},
+      {"BRAID_DEBUG_FILE", "", "Write the log to this file instead of stderr; %h is replaced by the host name, %p by the pid."},
+      {"BRAID_TIMEOUT_MS", "300000", "Deadline in milliseconds for init and for every wait inside an operation."},
+      {"BRAID_NSOCKS", "2", "TCP sockets per peer connection; large messages are striped across them."},
+      {"BRAID_SOCKET_IFNAME", "", "Network interface for TCP (a prefix such as eth or ^lo to exclude; =eth0 for an exact name). Default: first non-loopback interface that is up, else loopback."},
+      {"BRAID_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for interface selection."},
+      {"BRAID_TRANSPORT", "", "Force the transport for every pair (tcp)."},
+      {"BRAID_ALGO", "", "Force algorithms, e.g. allreduce:ring;broadcast:chain."},
+      {"BRAID_CHUNK_BYTES", "131072", "Pipeline chunk size in bytes for chunked algorithms."},
+      {"BRAID_RANK", "", "Rank of this process for braidCommInitFromEnv (set by braid-run)."},
+      {"BRAID_WORLD_SIZE", "", "Number of ranks for braidCommInitFromEnv (set by braid-run)."},
+      {"BRAID_ROOT_ADDR", "", "host:port of the rendezvous root for braidCommInitFromEnv (set by braid-run)."},
+      {"BRAID_SECRET", "", "32 hex digits shared by the ranks of braidCommInitFromEnv; a connection that cannot prove it is refused."},
+  };
+  return vars;
+}
+
+static const Variable* find(const char* name) {
+  for (const Variable& v : all())
+    if (std::strcmp(v.name, name) == 0) return &v;
+  return nullptr;
+}
+
+std::optional<std::string> raw(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+std::string getString(const char* name) {
+  if (auto value = raw(name)) return *value;
+  const Variable* v = find(name);
+  return v ? v->defaultValue : "";
+}
+
+int64_t getInt(const char* name, std::string* error) {
+  const Variable* v = find(name);
+  const char* fallback = v ? v->defaultValue : "0";
+  int64_t dflt = std::strtoll(fallback, nullptr, 10);
+  auto value = raw(name);
+  if (!value || value->empty()) return dflt;
+  char* end = nullptr;
+  errno = 0;
+  long long parsed = std::strtoll(value->c_str(), &end, 10);
+  if (errno != 0 || end == value->c_str() || *end != '\0') {
+    std::string msg = std::string(name) + "='" + *value + "' is not an integer; using " + fallback;
+    if (error) *error = msg;
+    BRAID_WARN("%s", msg.c_str());
+    return dflt;
+  }
+  return parsed;
+}
+
+bool getBool(const char* name) {
+  std::string value = getString(name);
+  return value == "1" || value == "true" || value == "yes" || value == "on";
+}
+
+}  // namespace braid::env

@@ -1,0 +1,94 @@
+// Communicator: one rank's membership in a group of ranks that run collectives
+// together. It owns the bootstrap, the connections to its peers, the memory the
+// executor reuses, and the order in which ops run.
+//
+// Ordering: every launch takes a ticket when it is issued (inline or onto a
+// stream) and runs when all earlier tickets have finished, so ops run in issue
+// order whatever thread or stream runs them; that order must match across ranks.
+//
+// Failure: the first op that fails puts the communicator in an error state: its
+// connections are closed (in-flight requests may reference user buffers) and
+// every later op returns that error; braidCommGetAsyncError reports it.
+//
+// Lifetime: the C handle holds a shared_ptr; queued stream work holds another,
+// so a communicator outlives the ops queued on it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "algorithms/registry.h"
+#include "base/status.h"
+#include "core/bootstrap/unique_id.h"
+#include "core/connections.h"
+#include "core/executor.h"
+#include "core/op.h"
+
+namespace braid::bootstrap {
+class Bootstrap;
+}
+
+namespace braid::core {
+
+struct CommConfig {
+  int timeoutMs = 300000;
+  int nSocks = 2;
+  std::string socketIfname;
+  size_t chunkBytes = 128 * 1024;
+  std::string transport = "tcp";
+  algo::AlgorithmOverrides overrides;
+
+  // Defaults from the BRAID_* environment (errors: a bad BRAID_ALGO).
+  static Status fromEnvironment(CommConfig* out);
+};
+
+class Communicator {
+ public:
+  static Status create(int nranks, const bootstrap::UniqueId& id, int rank, const CommConfig& config,
+                       std::shared_ptr<Communicator>* out);
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const CommConfig& config() const { return config_; }
+
+  // Builds the op for a collective with the selected algorithm.
+  Status buildCollective(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) const;
+  algo::CollectiveArgs argsFor(algo::Collective c) const;
+
+  uint64_t takeTicket();
+  // Runs `op` once every earlier ticket is done. Always consumes the ticket.
+  Status run(uint64_t ticket, Op& op);
+  // Waits until every ticket taken so far has finished (deadline: timeoutMs).
+  Status drain();
+
+  // Thread-safe: flags the abort, wakes waiters; pending and later ops return
+  // Aborted.
+  void abort();
+  Status asyncError() const;
+
+ private:
+  Communicator(int nranks, int rank, const CommConfig& config);
+  Status connectPeers();
+  void fail(const Status& status);
+
+  const int nranks_, rank_;
+  const CommConfig config_;
+  std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
+  Connections connections_;
+  ExecutorMemory memory_;
+  std::atomic<bool> aborted_{false};
+
+  mutable std::mutex mu_;
+  std::condition_variable turn_;
+  uint64_t nextTicket_ = 0;  // guarded by mu_
+  uint64_t serving_ = 0;     // guarded by mu_
+  Status error_;             // guarded by mu_: the first failure
+  uint64_t opsByKind_[algo::kNumCollectives] = {};  // only touched by the ticket holder
+};
+
+}  // namespace braid::core

@@ -1,0 +1,278 @@
+#include "core/executor.h"
+
+#include <cstring>
+
+#include "base/log.h"
+#include "kernels/reduce.h"
+
+namespace braid::core {
+
+using algo::Schedule;
+using algo::Step;
+using algo::StepId;
+using algo::StepKind;
+
+char* ExecutorMemory::ensure(std::vector<Block>& blocks, size_t index, size_t bytes) {
+  if (blocks.size() <= index) blocks.resize(index + 1);
+  Block& b = blocks[index];
+  if (b.bytes < bytes) {
+    b.data.reset(new char[bytes]);
+    b.bytes = bytes;
+  }
+  return b.data.get();
+}
+
+char* ExecutorMemory::staging(size_t slot, size_t bytes) { return ensure(staging_, slot, bytes); }
+char* ExecutorMemory::scratch(size_t index, size_t bytes) { return ensure(scratch_, index, bytes); }
+
+namespace {
+
+// Receives that reduce need a staging buffer each; this many may be in flight
+// per peer, which bounds staging memory at kRecvReduceWindow * chunk per peer.
+constexpr size_t kRecvReduceWindow = 8;
+
+bool isComm(StepKind k) {
+  return k == StepKind::kSend || k == StepKind::kRecv || k == StepKind::kRecvReduce;
+}
+
+// One run of one schedule. Plain state arrays indexed by step id.
+class Run {
+ public:
+  Run(const Schedule& s, const std::vector<BufferBinding>& buffers, ExecutionContext& ctx)
+      : s_(s), buffers_(buffers), ctx_(ctx), deadline_(ctx.timeoutMs) {}
+
+  Status go();
+
+ private:
+  struct Channel {
+    std::vector<StepId> queue;  // comm steps of this (peer, direction), schedule order
+    size_t head = 0;            // next to issue
+    size_t reduceInFlight = 0;  // recv-reduces holding a staging slot
+  };
+  struct InFlight {
+    StepId step;
+    transport::Request* request;
+    char* staging;  // recv-reduce only
+    size_t stagingSlot;
+  };
+
+  char* address(const algo::Region& r) const;
+  Status prepare();
+  Status ready(StepId id);
+  Status runLocal(StepId id);
+  Status complete(StepId id);
+  Status issue(Channel& ch, bool isRecv);
+  Status pollInFlight(bool* progressed);
+  Status describeStall(Code code, const char* what) const;
+
+  const Schedule& s_;
+  const std::vector<BufferBinding>& buffers_;
+  ExecutionContext& ctx_;
+  Deadline deadline_;
+  std::vector<char*> scratch_;
+  std::vector<uint32_t> waitingOn_;      // unfinished deps per step
+  std::vector<uint8_t> isReady_;
+  std::vector<uint32_t> dependentsBegin_;  // CSR of reverse edges
+  std::vector<StepId> dependents_;
+  std::vector<Channel> sendCh_, recvCh_;
+  std::vector<InFlight> inFlight_;
+  std::vector<size_t> freeStaging_;
+  size_t nextStagingSlot_ = 0;
+  size_t done_ = 0;
+};
+
+char* Run::address(const algo::Region& r) const {
+  char* base = algo::isScratch(r.buffer) ? scratch_[algo::scratchIndex(r.buffer)]
+                                         : static_cast<char*>(buffers_[r.buffer].data);
+  return base + r.offset;
+}
+
+Status Run::prepare() {
+  const size_t n = s_.steps.size();
+  for (size_t i = 0; i < s_.scratchBytes.size(); ++i)
+    scratch_.push_back(ctx_.memory->scratch(i, s_.scratchBytes[i]));
+  waitingOn_.assign(n, 0);
+  isReady_.assign(n, 0);
+  dependentsBegin_.assign(n + 1, 0);
+  for (const Step& st : s_.steps)
+    for (uint32_t k = 0; k < st.depCount; ++k) dependentsBegin_[s_.deps[st.depBegin + k] + 1]++;
+  for (size_t i = 0; i < n; ++i) dependentsBegin_[i + 1] += dependentsBegin_[i];
+  dependents_.resize(s_.deps.size());
+  std::vector<uint32_t> fill(dependentsBegin_.begin(), dependentsBegin_.end() - 1);
+  const size_t nranks = ctx_.connections->peers.size();
+  sendCh_.assign(nranks, {});
+  recvCh_.assign(nranks, {});
+  for (size_t i = 0; i < n; ++i) {
+    const Step& st = s_.steps[i];
+    waitingOn_[i] = st.depCount;
+    for (uint32_t k = 0; k < st.depCount; ++k) dependents_[fill[s_.deps[st.depBegin + k]]++] = i;
+    if (isComm(st.kind)) {
+      if (st.peer < 0 || static_cast<size_t>(st.peer) >= nranks || st.peer == ctx_.rank)
+        return internalError(ctx_.opName + ": schedule step " + std::to_string(i) +
+                             " names peer " + std::to_string(st.peer));
+      (st.kind == StepKind::kSend ? sendCh_ : recvCh_)[st.peer].queue.push_back(i);
+    }
+  }
+  return Status::ok();
+}
+
+Status Run::runLocal(StepId id) {
+  const Step& st = s_.steps[id];
+  switch (st.kind) {
+    case StepKind::kCopy: {
+      char* dst = address(st.dst);
+      const char* src = address(st.src);
+      if (dst != src) std::memmove(dst, src, st.dst.bytes);
+      break;
+    }
+    case StepKind::kReduce:
+      kernels::reduce(address(st.dst), address(st.dst), address(st.src),
+                      st.dst.bytes / dataTypeSize(st.dtype), st.dtype, st.op);
+      break;
+    case StepKind::kDivide:
+      kernels::divideBy(address(st.dst), st.dst.bytes / dataTypeSize(st.dtype), st.dtype, st.divisor);
+      break;
+    default:
+      return internalError("runLocal on a communication step");
+  }
+  return complete(id);
+}
+
+// A step whose dependencies are all done.
+Status Run::ready(StepId id) {
+  const Step& st = s_.steps[id];
+  if (!isComm(st.kind)) return runLocal(id);
+  isReady_[id] = 1;
+  if (st.kind == StepKind::kSend) return issue(sendCh_[st.peer], false);
+  return issue(recvCh_[st.peer], true);
+}
+
+Status Run::complete(StepId id) {
+  ++done_;
+  for (uint32_t k = dependentsBegin_[id]; k < dependentsBegin_[id + 1]; ++k) {
+    StepId d = dependents_[k];
+    if (--waitingOn_[d] == 0) BRAID_RETURN_IF_ERROR(ready(d));
+  }
+  return Status::ok();
+}
+
+Status Run::issue(Channel& ch, bool isRecv) {
+  while (ch.head < ch.queue.size() && isReady_[ch.queue[ch.head]]) {
+    StepId id = ch.queue[ch.head];
+    const Step& st = s_.steps[id];
+    PeerLink& link = ctx_.connections->peers[st.peer];
+    InFlight f{id, nullptr, nullptr, 0};
+    Status status;
+    if (!isRecv) {
+      status = link.send->isend(address(st.src), st.src.bytes, wireTag(st.tagKind, link.sent), nullptr,
+                                &f.request);
+      link.sent++;
+    } else {
+      char* dst = address(st.dst);
+      if (st.kind == StepKind::kRecvReduce) {
+        if (ch.reduceInFlight >= kRecvReduceWindow) break;  // resumes when one lands
+        if (freeStaging_.empty()) freeStaging_.push_back(nextStagingSlot_++);
+        f.stagingSlot = freeStaging_.back();
+        freeStaging_.pop_back();
+        f.staging = ctx_.memory->staging(f.stagingSlot, st.dst.bytes);
+        dst = f.staging;
+        ch.reduceInFlight++;
+      }
+      status = link.recv->irecv(dst, st.dst.bytes, wireTag(st.tagKind, link.received), nullptr,
+                                &f.request);
+      link.received++;
+    }
+    if (!status.isOk())
+      return status.prefix(ctx_.opName + ": " + (isRecv ? "receive from" : "send to") + " rank " +
+                           std::to_string(st.peer));
+    inFlight_.push_back(f);
+    ch.head++;
+  }
+  return Status::ok();
+}
+
+Status Run::pollInFlight(bool* progressed) {
+  for (size_t i = 0; i < inFlight_.size();) {
+    InFlight f = inFlight_[i];
+    const Step& st = s_.steps[f.step];
+    bool finished = false;
+    size_t moved = 0;
+    Status status = ctx_.connections->transport->test(f.request, &finished, &moved);
+    if (!status.isOk()) {
+      return status.prefix(ctx_.opName + ": " +
+                           (st.kind == StepKind::kSend ? "sending to" : "receiving from") +
+                           " rank " + std::to_string(st.peer));
+    }
+    if (!finished) {
+      ++i;
+      continue;
+    }
+    *progressed = true;
+    inFlight_[i] = inFlight_.back();
+    inFlight_.pop_back();
+    if (st.kind != StepKind::kSend && moved != st.dst.bytes)
+      return remoteError(ctx_.opName + ": rank " + std::to_string(st.peer) + " sent " +
+                         std::to_string(moved) + " bytes where " + std::to_string(st.dst.bytes) +
+                         " were expected (do all ranks pass the same count?)");
+    if (st.kind == StepKind::kRecvReduce) {
+      kernels::reduce(address(st.dst), address(st.src), f.staging,
+                      st.dst.bytes / dataTypeSize(st.dtype), st.dtype, st.op);
+      freeStaging_.push_back(f.stagingSlot);
+      Channel& ch = recvCh_[st.peer];
+      ch.reduceInFlight--;
+      BRAID_RETURN_IF_ERROR(issue(ch, true));  // a window slot opened
+    }
+    BRAID_RETURN_IF_ERROR(complete(f.step));
+  }
+  return Status::ok();
+}
+
+Status Run::describeStall(Code code, const char* what) const {
+  std::string waiting;
+  for (const InFlight& f : inFlight_) {
+    const Step& st = s_.steps[f.step];
+    std::string item = std::string(st.kind == StepKind::kSend ? "send to " : "data from ") +
+                       "rank " + std::to_string(st.peer);
+    if (waiting.find(item) == std::string::npos) waiting += (waiting.empty() ? "" : ", ") + item;
+  }
+  return Status(code, ctx_.opName + " " + what + " after " + std::to_string(done_) + " of " +
+                          std::to_string(s_.steps.size()) + " steps, waiting for " +
+                          (waiting.empty() ? "nothing in flight" : waiting));
+}
+
+Status Run::go() {
+  BRAID_RETURN_IF_ERROR(prepare());
+  for (size_t i = 0; i < s_.steps.size(); ++i)
+    if (waitingOn_[i] == 0 && !isReady_[i]) BRAID_RETURN_IF_ERROR(ready(i));
+  // Spin a little before sleeping in poll(): on a quiet link a reply often comes
+  // within microseconds, and poll's wake-up costs more than that.
+  constexpr int kSpinsBeforeWait = 64;
+  int idle = 0;
+  while (done_ < s_.steps.size()) {
+    bool progressed = false;
+    BRAID_RETURN_IF_ERROR(pollInFlight(&progressed));
+    if (progressed) {
+      idle = 0;
+      continue;
+    }
+    if (ctx_.aborted && ctx_.aborted->load(std::memory_order_relaxed))
+      return describeStall(Code::kAborted, "aborted");
+    if (deadline_.expired())
+      return describeStall(Code::kTimeout, ("timed out (BRAID_TIMEOUT_MS=" + std::to_string(ctx_.timeoutMs) + ")").c_str());
+    if (inFlight_.empty())
+      return internalError(ctx_.opName + ": schedule stalled with nothing in flight after " +
+                           std::to_string(done_) + " of " + std::to_string(s_.steps.size()) + " steps");
+    if (++idle > kSpinsBeforeWait) BRAID_RETURN_IF_ERROR(ctx_.connections->transport->wait(deadline_.remainingMs(100)));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status execute(const Schedule& schedule, const std::vector<BufferBinding>& buffers,
+               ExecutionContext& context) {
+  Run run(schedule, buffers, context);
+  return run.go();
+}
+
+}  // namespace braid::core

@@ -1,0 +1,62 @@
+// The executor: runs one rank's Schedule over its Connections.
+//
+// It is the only code that moves data between algorithms and transports. Steps
+// are issued as soon as their dependencies are done, each (peer, direction)
+// channel strictly in schedule order (the matching contract of schedule.h);
+// receives that reduce land in staging buffers and are reduced into place the
+// moment they complete, while later chunks are still on the wire. Local steps
+// (copy, reduce, divide) run as soon as they are ready. Every wait is bounded by
+// the deadline and checks the abort flag.
+//
+// Threading: one executor call at a time per Connections (the communicator
+// serialises ops). Buffers are the caller's until execute() returns; on error
+// the caller must close the connections before giving the buffers back, since
+// requests may still reference them.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/schedule.h"
+#include "base/deadline.h"
+#include "base/status.h"
+#include "core/connections.h"
+
+namespace braid::core {
+
+struct BufferBinding {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// Reusable memory for staging receives and scratch, kept by the communicator
+// across ops so the hot path allocates nothing once warm.
+class ExecutorMemory {
+ public:
+  char* staging(size_t slot, size_t bytes);
+  char* scratch(size_t index, size_t bytes);
+
+ private:
+  struct Block {
+    std::unique_ptr<char[]> data;
+    size_t bytes = 0;
+  };
+  static char* ensure(std::vector<Block>& blocks, size_t index, size_t bytes);
+  std::vector<Block> staging_, scratch_;
+};
+
+struct ExecutionContext {
+  Connections* connections = nullptr;
+  ExecutorMemory* memory = nullptr;
+  const std::atomic<bool>* aborted = nullptr;
+  int timeoutMs = -1;
+  int rank = 0;
+  std::string opName;  // "allreduce #12", for messages
+};
+
+Status execute(const algo::Schedule& schedule, const std::vector<BufferBinding>& buffers,
+               ExecutionContext& context);
+
+}  // namespace braid::core

@@ -1,0 +1,119 @@
+#include "core/launch.h"
+
+#include <algorithm>
+#include <deque>
+#include <vector>
+
+namespace braid::core {
+namespace {
+
+struct Pending {
+  std::shared_ptr<Communicator> comm;
+  Stream* stream;
+  Op op;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<Pending> pending;
+};
+thread_local GroupState tlsGroup;
+
+Status runNow(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
+  uint64_t ticket = comm->takeTicket();
+  if (stream == nullptr) return comm->run(ticket, op);
+  auto shared = std::make_shared<Op>(std::move(op));
+  stream->enqueue([comm, shared, ticket]() { return comm->run(ticket, *shared); });
+  return Status::ok();
+}
+
+bool isSelf(const Op& op, int rank, algo::StepKind kind) {
+  return op.collective == algo::Collective::kSendRecv && op.schedule.steps.size() == 1 &&
+         op.schedule.steps[0].kind == kind && op.schedule.steps[0].peer == rank;
+}
+
+// Fuses the group's ops of one communicator (in call order) into one op.
+Status fuse(std::vector<Pending*>& members, Op* fused) {
+  const int rank = members.front()->comm->rank();
+  fused->collective = members.size() == 1 ? members.front()->op.collective : algo::Collective::kSendRecv;
+  fused->algorithm = "group";
+  std::deque<algo::Region> selfSends, selfRecvs;  // in call order, already shifted
+  for (size_t k = 0; k < members.size(); ++k) {
+    Op& op = members[k]->op;
+    const int shift = static_cast<int>(fused->buffers.size());
+    fused->buffers.insert(fused->buffers.end(), op.buffers.begin(), op.buffers.end());
+    if (isSelf(op, rank, algo::StepKind::kSend)) {
+      algo::Region r = op.schedule.steps[0].src;
+      r.buffer += shift;
+      selfSends.push_back(r);
+    } else if (isSelf(op, rank, algo::StepKind::kRecv)) {
+      algo::Region r = op.schedule.steps[0].dst;
+      r.buffer += shift;
+      selfRecvs.push_back(r);
+    } else {
+      fused->schedule.append(op.schedule, shift);
+    }
+  }
+  if (selfSends.size() != selfRecvs.size())
+    return invalidUsage("braidGroupEnd: the group has " + std::to_string(selfSends.size()) +
+                        " sends to self but " + std::to_string(selfRecvs.size()) + " receives from self");
+  for (size_t i = 0; i < selfSends.size(); ++i) {
+    if (selfSends[i].bytes != selfRecvs[i].bytes)
+      return invalidArgument("braidGroupEnd: send to self #" + std::to_string(i) + " has " +
+                             std::to_string(selfSends[i].bytes) + " bytes, the receive " +
+                             std::to_string(selfRecvs[i].bytes));
+    fused->schedule.add(algo::copyStep(selfSends[i], selfRecvs[i]));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+bool inGroup() { return tlsGroup.depth > 0; }
+
+void groupStart() { tlsGroup.depth++; }
+
+Status launch(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
+  if (inGroup()) {
+    tlsGroup.pending.push_back({comm, stream, std::move(op)});
+    return Status::ok();
+  }
+  if (isSelf(op, comm->rank(), algo::StepKind::kSend) || isSelf(op, comm->rank(), algo::StepKind::kRecv))
+    return invalidUsage("send to or receive from the own rank outside braidGroupStart/End would never complete");
+  return runNow(comm, stream, std::move(op));
+}
+
+Status groupEnd() {
+  GroupState& g = tlsGroup;
+  if (g.depth == 0) return invalidUsage("braidGroupEnd without braidGroupStart");
+  if (--g.depth > 0) return Status::ok();
+  std::vector<Pending> pending = std::move(g.pending);
+  g.pending.clear();
+
+  // One fused launch per communicator, in the order communicators first appear.
+  std::vector<Communicator*> order;
+  for (Pending& p : pending)
+    if (std::find(order.begin(), order.end(), p.comm.get()) == order.end()) order.push_back(p.comm.get());
+  std::vector<std::pair<std::vector<Pending*>, Op>> launches;
+  for (Communicator* c : order) {
+    std::vector<Pending*> members;
+    for (Pending& p : pending)
+      if (p.comm.get() == c) members.push_back(&p);
+    for (Pending* m : members)
+      if (m->stream != members.front()->stream)
+        return invalidUsage("braidGroupEnd: ops of one communicator in a group must use the same stream");
+    Op fused;
+    BRAID_RETURN_IF_ERROR(fuse(members, &fused));
+    launches.emplace_back(std::move(members), std::move(fused));
+  }
+  // Everything validated: launch. The first failure is returned; later
+  // communicators still run so that their peers are not left waiting.
+  Status first;
+  for (auto& [members, fused] : launches) {
+    Status s = runNow(members.front()->comm, members.front()->stream, std::move(fused));
+    if (first.isOk() && !s.isOk()) first = s;
+  }
+  return first;
+}
+
+}  // namespace braid::core

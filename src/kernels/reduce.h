@@ -1,0 +1,48 @@
+// Element-wise reductions on host memory, for every DataType x RedOp. The
+// executor calls these as chunks land, so they are on the hot path of every
+// all-reduce: they are vectorised and allocate nothing.
+//
+// Semantics (identical on every implementation, bit for bit):
+//   - Integers: Sum and Prod wrap modulo 2^bits (two's complement, no UB on
+//     signed types); Max / Min compare as the signed or unsigned type.
+//   - fp32 / fp64: one IEEE operation in the element type. Max / Min propagate
+//     NaN (if either input is NaN the result is NaN: a's when a is NaN, else
+//     b's) and order -0 below +0, so they are commutative.
+//   - fp16, bf16, fp8 e4m3 / e5m2: both inputs are widened to fp32 (exactly),
+//     combined as fp32, and rounded back to nearest-even with convert.h's rules:
+//     a finite result too large for the format becomes inf (fp16, bf16, e5m2)
+//     or NaN (e4m3, which has no inf).
+//   - Avg is reduced as Sum; the caller divides once at the end with divideBy().
+//   - Which payload survives when both inputs are NaN under Sum/Prod/Avg is
+//     left to the hardware; the result is a NaN either way.
+//
+// Implementations: a portable baseline (auto-vectorised for the build's default
+// ISA), AVX2+F16C+FMA and AVX-512, chosen once at run time from the CPU's
+// features (kernels/dispatch.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/types.h"
+
+namespace braid::kernels {
+
+// dst[i] = a[i] op b[i] for i < count. dst may alias a or b exactly (same
+// pointer), never partially; a may equal b. type and op must be valid (callers
+// check with isValidDataType / isValidRedOp at the boundary); count 0 is a no-op.
+// Thread-safe: no shared state besides the one-time CPU detection.
+void reduce(void* dst, const void* a, const void* b, size_t count, DataType type, RedOp op);
+
+// data[i] = data[i] / divisor, for Avg. Integer types: division truncating
+// toward zero, exact for every value. Floats: fp division in the compute type
+// (fp64 for fp64, fp32 for the rest) by divisor converted to that type (exact
+// up to 2^24 for fp32, 2^53 for fp64), then for the narrow formats one rounding
+// back with convert.h's rules. divisor must be >= 1; 0 leaves data unchanged.
+void divideBy(void* data, size_t count, DataType type, uint64_t divisor);
+
+// Name of the implementation chosen at run time: "avx512", "avx2+f16c" or
+// "baseline". Static string.
+const char* implementationName();
+
+}  // namespace braid::kernels
