@@ -21,6 +21,7 @@ const std::vector<Variable>& all() {
       {"BRAID_RANK", "", "Rank of this process for braidCommInitFromEnv (set by braid-run)."},
       {"BRAID_WORLD_SIZE", "", "Number of ranks for braidCommInitFromEnv (set by braid-run)."},
       {"BRAID_ROOT_ADDR", "", "host:port of the rendezvous root for braidCommInitFromEnv (set by braid-run)."},
+      {"BRAID_HOSTID", "", "Host identity override: ranks with the same value count as one host (default: hostname and boot id)."},
       {"BRAID_SECRET", "", "32 hex digits shared by the ranks of braidCommInitFromEnv; a connection that cannot prove it is refused."},
   };
   return vars;

@@ -1,0 +1,67 @@
+// Streams run work in order on their own thread; events mark points in them.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <vector>
+
+#include "core/stream.h"
+
+namespace braid::core {
+namespace {
+
+TEST(Stream, RunsInOrderAndSynchronizeWaits) {
+  Stream s;
+  std::vector<int> order;
+  for (int i = 0; i < 100; ++i) s.enqueue([&order, i] { order.push_back(i); return Status::ok(); });
+  ASSERT_TRUE(s.synchronize().isOk());
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+  EXPECT_TRUE(s.query().isOk());
+}
+
+TEST(Stream, QueryIsInProgressWhileWorkIsBlocked) {
+  Stream s;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  s.enqueue([gate] { gate.wait(); return Status::ok(); });
+  EXPECT_EQ(s.query().code(), Code::kInProgress);
+  Event e;
+  e.record(s);
+  EXPECT_FALSE(e.reached());
+  release.set_value();
+  e.synchronize();
+  EXPECT_TRUE(e.reached());
+  EXPECT_TRUE(s.synchronize().isOk());
+}
+
+TEST(Stream, FirstErrorIsReportedOnceAndLaterWorkStillRuns) {
+  Stream s;
+  std::atomic<int> ran{0};
+  s.enqueue([] { return invalidArgument("first"); });
+  s.enqueue([] { return internalError("second"); });
+  s.enqueue([&] { ran++; return Status::ok(); });
+  Status st = s.synchronize();
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_EQ(st.message(), "first");
+  EXPECT_EQ(ran.load(), 1);
+  EXPECT_TRUE(s.synchronize().isOk());
+}
+
+TEST(Event, NeverRecordedCountsAsReached) {
+  Event e;
+  EXPECT_TRUE(e.reached());
+  e.synchronize();
+}
+
+TEST(Stream, DestructorDrainsQueuedWork) {
+  std::atomic<int> ran{0};
+  {
+    Stream s;
+    for (int i = 0; i < 10; ++i) s.enqueue([&] { ran++; return Status::ok(); });
+  }
+  EXPECT_EQ(ran.load(), 10);
+}
+
+}  // namespace
+}  // namespace braid::core

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages braid's build, tests and demo need, and only
+# those that are missing (so a second run costs nothing). Needs root or sudo.
+set -euo pipefail
+packages=(cmake ninja-build g++ pkg-config libgtest-dev libcli11-dev)
+[ "${BRAID_WITH_ANCHORS:-0}" = 1 ] && packages+=(openmpi-bin libopenmpi-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "braid: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
