@@ -1,0 +1,133 @@
+#include "transports/tcp/tcp_transport.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/env.h"
+#include "base/log.h"
+#include "transports/registry.h"
+#include "transports/tcp/frame.h"
+#include "transports/tcp/tcp_comm.h"
+#include "transports/tcp/tcp_listen.h"
+
+namespace braid::tcp {
+namespace {
+
+constexpr uint8_t kHandleVersion = 1;
+constexpr size_t kHandleAddressOffset = 8;
+static_assert(kHandleAddressOffset + net::SocketAddress::kPackedBytes <= transport::kHandleBytes);
+
+Status familyFromEnv(int* family) {
+  std::string text = env::getString("BRAID_SOCKET_FAMILY");
+  if (text.empty()) *family = AF_UNSPEC;
+  else if (text == "AF_INET" || text == "4" || text == "ipv4") *family = AF_INET;
+  else if (text == "AF_INET6" || text == "6" || text == "ipv6") *family = AF_INET6;
+  else return invalidArgument("BRAID_SOCKET_FAMILY='" + text + "': expected AF_INET or AF_INET6");
+  return Status::ok();
+}
+
+}  // namespace
+
+TcpTransport::TcpTransport(const transport::Options& options, std::vector<net::Interface> devices)
+    : options_(options), devices_(std::move(devices)) {}
+
+Status TcpTransport::create(const transport::Options& options, std::unique_ptr<transport::Transport>* out) {
+  if (options.nSocks < 1 || options.nSocks > kMaxSocks)
+    return invalidArgument("tcp: BRAID_NSOCKS=" + std::to_string(options.nSocks) + " is out of range 1.." +
+                           std::to_string(kMaxSocks));
+  if (options.handshakeTimeoutMs <= 0) return invalidArgument("tcp: handshake timeout must be positive");
+  int family = AF_UNSPEC;
+  BRAID_RETURN_IF_ERROR(familyFromEnv(&family));
+  std::vector<net::Interface> devices;
+  BRAID_RETURN_IF_ERROR(net::findInterfaces(options.ifname, family, &devices));
+  if (devices.empty())
+    return notSupported("tcp: no network interface is up that matches BRAID_SOCKET_IFNAME='" + options.ifname + "'");
+  out->reset(new TcpTransport(options, std::move(devices)));
+  return Status::ok();
+}
+
+Status TcpTransport::checkDevice(int dev) const {
+  if (dev < 0 || dev >= deviceCount())
+    return invalidArgument("tcp: device " + std::to_string(dev) + " out of range (" + std::to_string(deviceCount()) +
+                           " devices)");
+  return Status::ok();
+}
+
+Status TcpTransport::deviceProperties(int dev, transport::DeviceProperties* props) const {
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  const net::Interface& itf = devices_[dev];
+  props->name = itf.name;
+  std::string addr = itf.address.toString();
+  props->address = addr.substr(0, addr.rfind(':'));  // without the port
+  if (!props->address.empty() && props->address[0] == '[') props->address = props->address.substr(1, props->address.size() - 2);
+  props->speedMbps = itf.speedMbps;
+  props->latencyUs = itf.loopback ? 10 : 50;  // a rough figure for the cost model
+  props->maxComms = 65536;
+  return Status::ok();
+}
+
+Status TcpTransport::listen(int dev, transport::Handle* handle, std::unique_ptr<transport::ListenComm>* listenComm) {
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  net::Fd fd;
+  net::SocketAddress bound;
+  BRAID_RETURN_IF_ERROR(net::listenOn(devices_[dev].address, 512, &fd, &bound));
+  *handle = transport::Handle{};
+  std::memcpy(handle->bytes.data(), &kHandleMagic, sizeof(kHandleMagic));
+  handle->bytes[4] = kHandleVersion;
+  bound.pack(handle->bytes.data() + kHandleAddressOffset);
+  *listenComm = std::make_unique<TcpListenComm>(std::move(fd), bound, options_, pollSet_);
+  BRAID_INFO("tcp: listening on %s (%s)", bound.toString().c_str(), devices_[dev].name.c_str());
+  return Status::ok();
+}
+
+Status TcpTransport::connect(int dev, const transport::Handle& handle, uint64_t connectorId,
+                             std::unique_ptr<transport::SendComm>* sendComm) {
+  sendComm->reset();
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  auto it = std::find_if(connects_.begin(), connects_.end(),
+                         [&](const auto& c) { return c->matches(dev, handle, connectorId); });
+  if (it == connects_.end()) {
+    uint32_t magic = 0;
+    std::memcpy(&magic, handle.bytes.data(), sizeof(magic));
+    net::SocketAddress address;
+    if (magic != kHandleMagic || handle.bytes[4] != kHandleVersion ||
+        !net::SocketAddress::unpack(handle.bytes.data() + kHandleAddressOffset, &address).isOk())
+      return invalidArgument("tcp connect: the handle was not made by a tcp listen()");
+    connects_.push_back(std::make_unique<PendingConnect>(dev, handle, connectorId, address, options_, pollSet_));
+    it = connects_.end() - 1;
+  }
+  bool finished = false;
+  std::vector<net::Fd> socks;
+  Status st = (*it)->step(&finished, &socks);
+  if (st.isOk() && !finished) return Status::ok();
+  std::string peer = (*it)->address().toString();
+  connects_.erase(it);
+  BRAID_RETURN_IF_ERROR(st);
+  *sendComm = std::make_unique<TcpSendComm>(std::move(socks), std::move(peer), pollSet_);
+  return Status::ok();
+}
+
+Status TcpTransport::accept(transport::ListenComm& listenComm, std::unique_ptr<transport::RecvComm>* recvComm,
+                            uint64_t* connectorId) {
+  auto* listener = dynamic_cast<TcpListenComm*>(&listenComm);
+  if (!listener) return invalidArgument("tcp accept: the listen comm does not belong to the tcp transport");
+  return listener->accept(recvComm, connectorId);
+}
+
+Status TcpTransport::test(transport::Request* req, bool* done, size_t* size) {
+  if (!req) return invalidArgument("tcp test: null request");
+  TcpRequest* r = reinterpret_cast<TcpRequest*>(req);
+  return r->comm->test(r, done, size);
+}
+
+Status TcpTransport::wait(int timeoutMs) {
+  pollFds_.clear();
+  if (pollSet_->collect(&pollFds_) || pollFds_.empty()) return Status::ok();
+  int rc = poll(pollFds_.data(), pollFds_.size(), timeoutMs);
+  if (rc < 0 && errno != EINTR) return systemError("tcp wait: poll", errno);
+  return Status::ok();
+}
+
+BRAID_REGISTER_TRANSPORT(tcp, TcpTransport::create);
+
+}  // namespace braid::tcp
