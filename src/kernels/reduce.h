@@ -17,8 +17,8 @@
 //     left to the hardware; the result is a NaN either way.
 //
 // Implementations: a portable baseline (auto-vectorised for the build's default
-// ISA), AVX2+F16C+FMA and AVX-512, chosen once at run time from the CPU's
-// features (kernels/dispatch.h).
+// ISA) and AVX2+F16C+FMA, chosen once at run time from the CPU's features
+// (kernels/dispatch.h).
 #pragma once
 
 #include <cstddef>
@@ -41,8 +41,7 @@ void reduce(void* dst, const void* a, const void* b, size_t count, DataType type
 // back with convert.h's rules. divisor must be >= 1; 0 leaves data unchanged.
 void divideBy(void* data, size_t count, DataType type, uint64_t divisor);
 
-// Name of the implementation chosen at run time: "avx512", "avx2+f16c" or
-// "baseline". Static string.
+// Name of the implementation in use: "avx2+f16c" or "baseline". Static string.
 const char* implementationName();
 
 }  // namespace braid::kernels
