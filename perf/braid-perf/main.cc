@@ -1,0 +1,167 @@
+// braid-perf: nccl-tests style benchmark of braid's collectives, written
+// against the public C API only. See options.cc for the flags.
+#include <braid/braid.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench.h"
+#include "options.h"
+#include "report.h"
+#include "sizes.h"
+#include "types.h"
+
+namespace braid::perf {
+namespace {
+
+// What each rank tells rank 0 for the "#  Rank" lines.
+struct RankInfo {
+  int32_t pid;
+  char host[60];
+};
+
+std::vector<RankInfo> gatherRankInfo(const RankContext& ctx) {
+  RankInfo mine{};
+  mine.pid = static_cast<int32_t>(getpid());
+  gethostname(mine.host, sizeof(mine.host) - 1);
+  std::vector<RankInfo> all(ctx.nranks);
+  braidResult_t rc = braidAllGather(&mine, all.data(), sizeof(RankInfo), braidUint8, ctx.comm, nullptr);
+  if (rc != braidSuccess) fatal(ctx, "braidAllGather(rank info)", rc);
+  return all;
+}
+
+std::string parametersLine(const PerfOptions& o, int nranks) {
+  static const char* kTimeNames[] = {"rank0", "avg", "min", "max"};
+  char buf[512];
+  std::string step =
+      o.stepFactor > 1 ? std::to_string(o.stepFactor) + "(factor)" : std::to_string(o.stepBytes) + "(bytes)";
+  std::snprintf(buf, sizeof(buf),
+                "# Collective %s nRanks %d minBytes %zu maxBytes %zu step: %s warmup iters: %d "
+                "iters: %d validation: %d blocking: %d time: %s algo: %s",
+                o.collective->name, nranks, o.minBytes, o.maxBytes, step.c_str(), o.warmupIters, o.iters,
+                o.check ? 1 : 0, o.blocking ? 1 : 0, kTimeNames[static_cast<int>(o.timeReduce)],
+                o.algo.empty() ? "default" : o.algo.c_str());
+  return buf;
+}
+
+void* allocate(size_t bytes) {
+  const size_t rounded = ((bytes ? bytes : 1) + 4095) / 4096 * 4096;
+  void* p = std::aligned_alloc(4096, rounded);
+  if (p == nullptr) {
+    std::fprintf(stderr, "braid-perf: cannot allocate %zu bytes\n", rounded);
+    std::exit(1);
+  }
+  return p;
+}
+
+int run(PerfOptions& opts) {
+  if (!opts.algo.empty()) {
+    const char* current = std::getenv("BRAID_ALGO");
+    setenv("BRAID_ALGO", withAlgo(current ? current : "", opts.collective->name, opts.algo).c_str(), 1);
+  }
+  RankContext ctx;
+  braidResult_t rc = braidCommInitFromEnv(&ctx.comm, nullptr);
+  if (rc != braidSuccess) {
+    std::fprintf(stderr, "braid-perf: braidCommInitFromEnv failed [%s]: %s\n", braidGetErrorString(rc),
+                 braidGetLastError(nullptr));
+    return 1;
+  }
+  if ((rc = braidCommUserRank(ctx.comm, &ctx.rank)) != braidSuccess) fatal(ctx, "braidCommUserRank", rc);
+  if ((rc = braidCommCount(ctx.comm, &ctx.nranks)) != braidSuccess) fatal(ctx, "braidCommCount", rc);
+  if (opts.collective->rooted && opts.root >= ctx.nranks) {
+    if (ctx.rank == 0) std::fprintf(stderr, "braid-perf: -r %d: only %d ranks\n", opts.root, ctx.nranks);
+    braidCommDestroy(ctx.comm);
+    return 2;
+  }
+  const std::vector<RankInfo> infos = gatherRankInfo(ctx);
+  if (!opts.blocking) {
+    rc = braidStreamCreate(&ctx.stream);
+    if (rc == braidNotSupported) {
+      if (ctx.rank == 0) std::printf("# braid streams not supported here: running with -z 1\n");
+      opts.blocking = true;
+    } else if (rc != braidSuccess) {
+      fatal(ctx, "braidStreamCreate", rc);
+    }
+  }
+
+  const bool root0 = ctx.rank == 0;
+  if (root0) {
+    std::printf("%s\n#\n# Using devices\n", parametersLine(opts, ctx.nranks).c_str());
+    for (int r = 0; r < ctx.nranks; ++r) {
+      std::printf("%s\n", rankLine(r, infos[r].pid, infos[r].host).c_str());
+    }
+    std::printf("#\n%s", tableHeader().c_str());
+    std::fflush(stdout);
+  }
+
+  const std::vector<size_t> sizes = sizeSweep(opts.minBytes, opts.maxBytes, opts.stepFactor, opts.stepBytes);
+  Buffers buffers{allocate(opts.maxBytes), allocate(opts.maxBytes), opts.maxBytes};
+  const Collective& coll = *opts.collective;
+  std::vector<std::optional<braidRedOp_t>> ops;
+  if (coll.reduces) {
+    ops.assign(opts.ops.begin(), opts.ops.end());
+  } else {
+    ops.push_back(std::nullopt);
+  }
+
+  int64_t failedChecks = 0;
+  double busBwSum = 0;
+  int busBwCount = 0;
+  for (braidDataType_t type : opts.types) {
+    for (const std::optional<braidRedOp_t>& op : ops) {
+      const ValuePlan plan = makePlan(type, op, ctx.nranks);
+      for (size_t size : sizes) {
+        const Layout layout = coll.layout(size, typeInfo(type).size, ctx.nranks, ctx.rank);
+        Result cells[2];
+        cells[0] = runCell(ctx, opts, layout, plan, false, buffers);
+        if (coll.hasInPlace) {
+          cells[1] = runCell(ctx, opts, layout, plan, true, buffers);
+        } else {
+          cells[1].skipped = true;
+        }
+        for (const Result& r : cells) {
+          if (r.skipped) continue;
+          failedChecks += r.wrong.value_or(0) > 0;
+          busBwSum += r.busBw;
+          ++busBwCount;
+        }
+        if (root0) {
+          std::printf("%s%s%s\n",
+                      rowPrefix(layout.bytes, layout.count, typeInfo(type).name, op ? opName(*op) : "none",
+                                coll.rooted ? opts.root : -1)
+                          .c_str(),
+                      resultCells(cells[0]).c_str(), resultCells(cells[1]).c_str());
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  if (root0) {
+    std::printf("%s#\n", footer(failedChecks, busBwCount ? busBwSum / busBwCount : 0).c_str());
+    std::fflush(stdout);
+  }
+  if (ctx.stream != nullptr && (rc = braidStreamDestroy(ctx.stream)) != braidSuccess) {
+    fatal(ctx, "braidStreamDestroy", rc);
+  }
+  if ((rc = braidCommDestroy(ctx.comm)) != braidSuccess) {
+    std::fprintf(stderr, "braid-perf: braidCommDestroy failed: %s\n", braidGetErrorString(rc));
+    return 1;
+  }
+  std::free(buffers.send);
+  std::free(buffers.recv);
+  return failedChecks > 0 ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace braid::perf
+
+int main(int argc, char** argv) {
+  int exitCode = 0;
+  std::optional<braid::perf::PerfOptions> opts = braid::perf::parseOptions(argc, argv, &exitCode);
+  if (!opts) return exitCode;
+  return braid::perf::run(*opts);
+}
