@@ -16,11 +16,16 @@ std::vector<Algorithm>& table() {
   return algorithms;
 }
 
+// Below this many bytes all-reduce is latency-bound: recursive doubling sends
+// log2(N) messages where the ring sends 2(N-1).
+constexpr size_t kAllReduceLatencyBytes = 16 * 1024;
+
 // The algorithm used when nothing is forced. The first registered per
 // collective would depend on link order, so defaults are named here.
-const char* defaultName(Collective c) {
+const char* defaultName(Collective c, size_t bytes, int nranks) {
   switch (c) {
-    case Collective::kAllReduce: return "ring";
+    case Collective::kAllReduce:
+      return nranks > 2 && bytes > kAllReduceLatencyBytes ? "ring" : "rd";
     case Collective::kBroadcast: return "chain";
     case Collective::kReduce: return "chain";
     case Collective::kAllGather: return "ring";
@@ -115,9 +120,10 @@ Status AlgorithmOverrides::parse(const std::string& spec, AlgorithmOverrides* ou
   return Status::ok();
 }
 
-const Algorithm* selectAlgorithm(Collective collective, const AlgorithmOverrides& overrides) {
+const Algorithm* selectAlgorithm(Collective collective, size_t bytes, int nranks,
+                                 const AlgorithmOverrides& overrides) {
   if (const Algorithm* a = overrides.forced(collective)) return a;
-  return findAlgorithm(collective, defaultName(collective));
+  return findAlgorithm(collective, defaultName(collective, bytes, nranks));
 }
 
 }  // namespace braid::algo

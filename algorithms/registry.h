@@ -41,8 +41,11 @@ class AlgorithmOverrides {
   const Algorithm* forced_[kNumCollectives] = {};
 };
 
-// The algorithm to run: the override if any, else the default for the collective.
-const Algorithm* selectAlgorithm(Collective collective, const AlgorithmOverrides& overrides);
+// The algorithm to run: the override if any, else the default for the
+// collective at this size (bytes of the vector / per-rank block). The defaults
+// are a fixed table until the cost-model tuner replaces them.
+const Algorithm* selectAlgorithm(Collective collective, size_t bytes, int nranks,
+                                 const AlgorithmOverrides& overrides);
 
 struct AlgorithmRegistrar {
   explicit AlgorithmRegistrar(const Algorithm& a) { registerAlgorithm(a); }

@@ -59,9 +59,14 @@ struct Capabilities {
   bool deviceMemory = false;       // can send from / receive into GPU memory
 };
 
-// An in-flight isend / irecv. Owned by the transport: valid until test() reports
-// it done (or its comm is closed), then freed by the transport.
-class Request;
+// An in-flight isend / irecv. Each transport derives its own request type from
+// this; owned by the transport: valid until test() reports it done (or its comm
+// is closed), then freed by the transport. Callers only pass it back.
+class Request {
+ protected:
+  Request() = default;
+  ~Request() = default;
+};
 
 class SendComm {
  public:

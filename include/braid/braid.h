@@ -166,8 +166,10 @@ BRAID_API braidResult_t braidCommCount(const braidComm_t comm, int* count);
 BRAID_API braidResult_t braidCommUserRank(const braidComm_t comm, int* rank);
 
 /* ---- Collectives ---------------------------------------------------------
- * In place: send == recv (all-gather: send == recv + rank*sendcount;
- * reduce-scatter: send + rank*recvcount == recv). Counts are in elements. */
+ * In place, as NCCL: send == recv (all-gather: send == recv + rank*sendcount;
+ * reduce-scatter: send + rank*recvcount == recv). All-to-all(v) has no in-place
+ * form. Any other overlap of send and recv is InvalidArgument. Counts are in
+ * elements. */
 
 BRAID_API braidResult_t braidAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                        braidDataType_t datatype, braidRedOp_t op,

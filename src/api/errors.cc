@@ -17,8 +17,9 @@ braidResult_t toResult(Code code) { return static_cast<braidResult_t>(code); }
 
 braidResult_t report(braidComm_t comm, const Status& status) {
   if (status.isOk()) return braidSuccess;
-  std::string text = std::string(codeName(status.code())) + ": " + status.message();
-  if (status.code() != Code::kInProgress) BRAID_INFO("%s", text.c_str());
+  // The code's name is what braidGetErrorString gives; the message says the rest.
+  const std::string& text = status.message();
+  if (status.code() != Code::kInProgress) BRAID_INFO("%s: %s", codeName(status.code()), text.c_str());
   if (comm != nullptr) {
     std::lock_guard<std::mutex> lock(comm->errorMu);
     comm->lastError = text;
@@ -61,7 +62,7 @@ const char* braidGetLastError(braidComm_t comm) {
   std::lock_guard<std::mutex> lock(comm->errorMu);
   if (comm->lastError.empty() && comm->impl) {
     braid::Status async = comm->impl->asyncError();
-    if (!async.isOk()) comm->lastError = std::string(braid::codeName(async.code())) + ": " + async.message();
+    if (!async.isOk()) comm->lastError = async.message();
   }
   // Valid until the next failing call on this communicator, as documented.
   return comm->lastError.c_str();

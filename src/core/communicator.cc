@@ -119,7 +119,8 @@ algo::CollectiveArgs Communicator::argsFor(algo::Collective c) const {
 
 Status Communicator::buildCollective(const algo::CollectiveArgs& args, const void* input,
                                      void* output, Op* op) const {
-  const algo::Algorithm* algorithm = algo::selectAlgorithm(args.collective, config_.overrides);
+  const algo::Algorithm* algorithm =
+      algo::selectAlgorithm(args.collective, args.count * args.elemSize(), nranks_, config_.overrides);
   if (algorithm == nullptr)
     return notSupported(std::string("no algorithm for ") + algo::collectiveName(args.collective));
   op->collective = args.collective;

@@ -28,7 +28,7 @@ Status TcpRecvComm::irecv(void* data, size_t capacity, uint32_t tag, void* mhand
     return invalidArgument("tcp irecv: null buffer with capacity " + std::to_string(capacity));
   TcpRequest* r = newRequest(tag, data, capacity);
   if (!leadReq_) leadReq_ = r;
-  *req = reinterpret_cast<transport::Request*>(r);
+  *req = static_cast<transport::Request*>(r);
   return Status::ok();
 }
 

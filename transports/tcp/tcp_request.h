@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "transports/tcp/frame.h"
+#include "transports/transport.h"
 
 namespace braid::tcp {
 
@@ -45,7 +46,7 @@ struct PartQueue {
   }
 };
 
-struct TcpRequest {
+struct TcpRequest : transport::Request {
   TcpComm* comm = nullptr;
   uint32_t seq = 0;
   uint32_t tag = 0;

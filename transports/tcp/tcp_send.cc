@@ -40,7 +40,7 @@ Status TcpSendComm::isend(const void* data, size_t size, uint32_t tag, void* mha
     encodeFrame(h, p.header);
     socks_[(r->seq + i) % socks_.size()].queue.push(&p);
   }
-  *req = reinterpret_cast<transport::Request*>(r);
+  *req = static_cast<transport::Request*>(r);
   return Status::ok();
 }
 

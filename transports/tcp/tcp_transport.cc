@@ -116,7 +116,7 @@ Status TcpTransport::accept(transport::ListenComm& listenComm, std::unique_ptr<t
 
 Status TcpTransport::test(transport::Request* req, bool* done, size_t* size) {
   if (!req) return invalidArgument("tcp test: null request");
-  TcpRequest* r = reinterpret_cast<TcpRequest*>(req);
+  TcpRequest* r = static_cast<TcpRequest*>(req);
   return r->comm->test(r, done, size);
 }
 

@@ -2,15 +2,15 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
+
+#include "base/env.h"
 
 namespace braid::bootstrap {
 
 std::string localHostId() {
   std::string id;
-  // TODO(lead): read through env::getString once BRAID_HOSTID is registered.
-  if (const char* forced = std::getenv("BRAID_HOSTID"); forced != nullptr && *forced != '\0') {
+  if (std::string forced = env::getString("BRAID_HOSTID"); !forced.empty()) {
     id = forced;
   } else {
     char host[256] = {0};
