@@ -1,0 +1,72 @@
+// One case of the matrix on one rank: its buffers (with guard bytes), the
+// braid calls that run it, and the check of every byte afterwards.
+//
+// Layout of a GuardedBuffer: [guard | body | guard], all filled with junk at
+// construction. After the op, every byte of the recv buffer must equal either
+// the expected result (inside an expected region), anything (inside a
+// don't-care region), or what it held before the op (everywhere else: the
+// guards, the gaps between all-to-all-v blocks, a non-root's reduce buffer).
+// The send buffer of an out-of-place op must be unchanged, guards included.
+#pragma once
+
+#include <braid/braid.h>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "data.h"
+#include "matrix.h"
+
+namespace braid::itest {
+
+class GuardedBuffer {
+ public:
+  static constexpr size_t kGuard = 64;
+  GuardedBuffer() = default;
+  GuardedBuffer(size_t bytes, uint64_t junkSeed);
+  uint8_t* data() { return storage_.data() + kGuard; }
+  const Bytes& storage() const { return storage_; }
+  bool empty() const { return storage_.empty(); }
+
+ private:
+  Bytes storage_;
+};
+
+class CaseRun {
+ public:
+  // shared: the matrix's shared memory (barrier counter).
+  CaseRun(const Case& c, int rank, int nranks, void* shared);
+  // Issues the case's braid calls on stream (NULL: inline). On failure returns
+  // the code and names the call in *call.
+  braidResult_t launch(braidComm_t comm, braidStream_t stream, std::string* call);
+  // True when every byte is as expected; else *error describes the first bad one.
+  bool verify(std::string* error);
+  const Case& spec() const { return c_; }
+
+ private:
+  struct Region {
+    size_t offset, count;  // in elements, relative to the recv body
+    const Bytes* pattern;  // null: don't care
+  };
+  const Bytes& own(Bytes b);
+  void expect(size_t offset, size_t count, const Bytes& pattern);
+  void setupReduction();
+  void setupBlocks();
+  void setupAllToAllv();
+  braidResult_t launchGroup(braidComm_t comm, braidStream_t stream, std::string* call);
+
+  Case c_;
+  int me_, n_;
+  size_t es_;
+  void* shared_;
+  GuardedBuffer send_, recv_;
+  Bytes sendInit_, recvInit_;
+  const void* sendPtr_ = nullptr;
+  void* recvPtr_ = nullptr;
+  std::deque<Bytes> patterns_;  // stable addresses for Region::pattern
+  std::vector<Region> regions_;
+  std::vector<size_t> sendCounts_, sendDispls_, recvCounts_, recvDispls_;
+};
+
+}  // namespace braid::itest

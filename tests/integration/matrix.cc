@@ -1,0 +1,165 @@
+#include "matrix.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+
+#include "case_run.h"
+#include "data.h"
+
+namespace braid::itest {
+namespace {
+
+const char* collName(Coll c) {
+  static const char* const kNames[] = {"AllReduce",         "Broadcast",     "Reduce",    "AllGather",
+                                       "ReduceScatter",     "AllToAll",      "AllToAllv", "SendRecvRing",
+                                       "GroupSendRecvRing", "GroupAllToAll", "Barrier"};
+  return kNames[static_cast<int>(c)];
+}
+
+bool reduces(Coll c) { return c == Coll::kAllReduce || c == Coll::kReduce || c == Coll::kReduceScatter; }
+bool rooted(Coll c) { return c == Coll::kBroadcast || c == Coll::kReduce; }
+bool hasInPlace(Coll c, const MatrixOptions& o) {
+  return c == Coll::kAllReduce || c == Coll::kBroadcast || c == Coll::kReduce || c == Coll::kAllGather ||
+         c == Coll::kReduceScatter || (c == Coll::kAllToAll && o.allToAllInPlace);
+}
+bool perPeerBlocks(Coll c) {
+  return c == Coll::kAllGather || c == Coll::kReduceScatter || c == Coll::kAllToAll ||
+         c == Coll::kAllToAllv || c == Coll::kGroupAllToAll;
+}
+
+}  // namespace
+
+std::string describe(const Case& c) {
+  std::ostringstream s;
+  s << collName(c.coll);
+  if (c.coll == Coll::kBarrier) {
+    s << " #" << c.barrierRound;
+    return s.str();
+  }
+  s << " " << typeName(c.type);
+  if (reduces(c.coll)) s << " " << opName(c.op);
+  s << " count=" << c.count << (c.inPlace ? " in-place" : " out-of-place");
+  if (rooted(c.coll)) s << " root=" << c.root;
+  return s.str();
+}
+
+std::vector<Case> buildMatrix(int n, const MatrixOptions& o) {
+  std::vector<Case> cases;
+  std::vector<size_t> counts = o.counts;
+  if (o.bigCount) counts.push_back(o.bigCount);
+  int barriers = 0;
+  for (size_t k = 0; k < counts.size(); ++k) {
+    const size_t count = counts[k];
+    const bool big = o.bigCount && k + 1 == counts.size();  // appended last
+    std::vector<braidDataType_t> types = o.bigTypes;
+    if (!big) {
+      types.clear();
+      for (int t = 0; t < braidNumTypes; ++t) types.push_back(static_cast<braidDataType_t>(t));
+    }
+    for (int ci = 0; ci <= static_cast<int>(Coll::kBarrier); ++ci) {
+      const Coll coll = static_cast<Coll>(ci);
+      if (coll == Coll::kRing && n == 1) continue;  // a blocking send to oneself cannot complete
+      if (!o.only.empty() && std::find(o.only.begin(), o.only.end(), coll) == o.only.end()) continue;
+      if (coll == Coll::kBarrier) {
+        cases.push_back({coll, braidInt8, braidSum, 0, false, 0, barriers++, 0});
+        continue;
+      }
+      const size_t cnt = big && perPeerBlocks(coll) ? count / n : count;
+      std::vector<int> roots{0};
+      if (rooted(coll)) {
+        roots.clear();
+        for (int r = 0; r < n; ++r)
+          if (count <= o.smallRootCount || r == 0 || r == n - 1) roots.push_back(r);
+      }
+      const int nops = reduces(coll) ? braidNumOps : 1;
+      for (braidDataType_t t : types)
+        for (int op = 0; op < nops; ++op)
+          for (int inPlace = 0; inPlace <= (hasInPlace(coll, o) ? 1 : 0); ++inPlace)
+            for (int root : roots)
+              cases.push_back({coll, t, static_cast<braidRedOp_t>(op), cnt, inPlace == 1, root, 0, 0});
+    }
+  }
+  for (size_t i = 0; i < cases.size(); ++i) cases[i].seed = mix(0x6d6174726978ull + i);
+  return cases;
+}
+
+namespace {
+
+bool launchOrReport(CaseRun& run, braidComm_t comm, braidStream_t stream) {
+  std::string call;
+  braidResult_t r = run.launch(comm, stream, &call);
+  if (r == braidSuccess) return true;
+  ADD_FAILURE() << describe(run.spec()) << ": " << call << " returned " << braidGetErrorString(r) << ": "
+                << braidGetLastError(comm);
+  return false;
+}
+
+void verifyOrReport(CaseRun& run) {
+  std::string error;
+  if (!run.verify(&error)) ADD_FAILURE() << error;
+}
+
+}  // namespace
+
+bool runInline(const std::vector<Case>& cases, braidComm_t comm, int rank, int nranks, void* shared) {
+  for (const Case& c : cases) {
+    CaseRun run(c, rank, nranks, shared);
+    if (!launchOrReport(run, comm, nullptr)) return false;
+    verifyOrReport(run);
+  }
+  return true;
+}
+
+bool runOnStream(const std::vector<Case>& cases, braidComm_t comm, int rank, int nranks, void* shared,
+                 size_t batch) {
+  braidStream_t stream = nullptr;
+  braidEvent_t half = nullptr;
+  braidResult_t r = braidStreamCreate(&stream);
+  EXPECT_EQ(r, braidSuccess) << "braidStreamCreate: " << braidGetLastError(nullptr);
+  if (r != braidSuccess) return false;
+  r = braidEventCreate(&half);
+  EXPECT_EQ(r, braidSuccess) << "braidEventCreate: " << braidGetLastError(nullptr);
+  if (r != braidSuccess) return false;
+  EXPECT_EQ(braidEventQuery(half), braidSuccess) << "an event never recorded counts as reached";
+  bool ok = true;
+  for (size_t start = 0; ok && start < cases.size(); start += batch) {
+    const size_t end = std::min(cases.size(), start + batch), mid = start + (end - start + 1) / 2;
+    std::vector<std::unique_ptr<CaseRun>> runs;
+    for (size_t i = start; ok && i < end; ++i) {
+      runs.push_back(std::make_unique<CaseRun>(cases[i], rank, nranks, shared));
+      ok = launchOrReport(*runs.back(), comm, stream);
+      if (ok && i + 1 == mid) {
+        r = braidEventRecord(half, stream);
+        EXPECT_EQ(r, braidSuccess) << "braidEventRecord: " << braidGetLastError(comm);
+        ok = r == braidSuccess;
+      }
+    }
+    if (!ok) {
+      // Queued ops may still touch these buffers; the process ends soon after
+      // a failure, so leaking them is the safe choice.
+      for (auto& run : runs) (void)run.release();
+      break;
+    }
+    r = braidEventQuery(half);
+    EXPECT_TRUE(r == braidSuccess || r == braidInProgress) << "braidEventQuery: " << braidGetErrorString(r);
+    r = braidEventSynchronize(half);
+    EXPECT_EQ(r, braidSuccess) << "braidEventSynchronize: " << braidGetLastError(comm);
+    ok = r == braidSuccess;
+    // Everything enqueued before the event must be complete now, the rest may run.
+    for (size_t i = 0; ok && i < mid - start; ++i) verifyOrReport(*runs[i]);
+    r = braidStreamSynchronize(stream);
+    EXPECT_EQ(r, braidSuccess) << "braidStreamSynchronize: " << braidGetLastError(comm);
+    ok = ok && r == braidSuccess;
+    for (size_t i = mid - start; ok && i < runs.size(); ++i) verifyOrReport(*runs[i]);
+    EXPECT_EQ(braidStreamQuery(stream), braidSuccess) << "an idle stream";
+    EXPECT_EQ(braidEventQuery(half), braidSuccess) << "an event behind a synchronized stream";
+  }
+  EXPECT_EQ(braidEventDestroy(half), braidSuccess);
+  EXPECT_EQ(braidStreamDestroy(stream), braidSuccess);
+  return ok;
+}
+
+}  // namespace braid::itest
