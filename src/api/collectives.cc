@@ -138,15 +138,17 @@ Status allToAll(const void* send, void* recv, size_t count, braidDataType_t t, b
 }
 
 // Extent in bytes of the blocks (count[p], displ[p]) for all p.
-Status vectorExtent(const char* fn, const char* which, const size_t counts[], const size_t displs[],
-                    int n, braidDataType_t t, size_t* extent) {
+Status vectorExtent(const char* fn, const char* countsName, const char* displsName, const size_t counts[],
+                    const size_t displs[], int n, braidDataType_t t, size_t* extent) {
   *extent = 0;
   for (int p = 0; p < n; ++p) {
     size_t end, endBytes;
+    std::string what = displsName;
+    what.append("[").append(std::to_string(p)).append("] + ").append(countsName);
+    what.append("[").append(std::to_string(p)).append("]");
     if (__builtin_add_overflow(counts[p], displs[p], &end))
-      return braid::invalidArgument(std::string(fn) + ": " + which + " block " + std::to_string(p) +
-                                    " (displacement + count) overflows");
-    CHECK(api::checkBytes(fn, which, end, t, 1, &endBytes));
+      return braid::invalidArgument(std::string(fn) + ": " + what + " overflows");
+    CHECK(api::checkBytes(fn, what.c_str(), end, t, 1, &endBytes));
     if (counts[p] > 0 && endBytes > *extent) *extent = endBytes;
   }
   return Status::ok();
@@ -164,8 +166,8 @@ Status allToAllv(const void* send, const size_t sendcounts[], const size_t sdisp
                                   " is NULL");
   const int n = comm->impl->nranks();
   size_t sendExtent, recvExtent;
-  CHECK(vectorExtent(fn, "send", sendcounts, sdispls, n, t, &sendExtent));
-  CHECK(vectorExtent(fn, "recv", recvcounts, rdispls, n, t, &recvExtent));
+  CHECK(vectorExtent(fn, "sendcounts", "sdispls", sendcounts, sdispls, n, t, &sendExtent));
+  CHECK(vectorExtent(fn, "recvcounts", "rdispls", recvcounts, rdispls, n, t, &recvExtent));
   CHECK(api::checkBuffer(fn, "sendbuff", send, sendExtent));
   CHECK(api::checkBuffer(fn, "recvbuff", recv, recvExtent));
   CHECK(api::checkOverlap(fn, send, sendExtent, recv, recvExtent, false, "all-to-all-v has no in-place form"));

@@ -71,7 +71,7 @@ class Run {
   Deadline deadline_;
   std::vector<char*> scratch_;
   std::vector<uint32_t> waitingOn_;      // unfinished deps per step
-  std::vector<uint8_t> isReady_;
+  std::vector<uint8_t> isReady_;         // dependencies done (and a local step run)
   std::vector<uint32_t> dependentsBegin_;  // CSR of reverse edges
   std::vector<StepId> dependents_;
   std::vector<Channel> sendCh_, recvCh_;
@@ -141,8 +141,8 @@ Status Run::runLocal(StepId id) {
 // A step whose dependencies are all done.
 Status Run::ready(StepId id) {
   const Step& st = s_.steps[id];
+  isReady_[id] = 1;  // set for local steps too, so that go() never runs one twice
   if (!isComm(st.kind)) return runLocal(id);
-  isReady_[id] = 1;
   if (st.kind == StepKind::kSend) return issue(sendCh_[st.peer], false);
   return issue(recvCh_[st.peer], true);
 }
@@ -185,6 +185,8 @@ Status Run::issue(Channel& ch, bool isRecv) {
     if (!status.isOk())
       return status.prefix(ctx_.opName + ": " + (isRecv ? "receive from" : "send to") + " rank " +
                            std::to_string(st.peer));
+    BRAID_TRACE("%s: step %u (%s %s rank %d) issued", ctx_.opName.c_str(), id, algo::stepKindName(st.kind),
+                isRecv ? "from" : "to", st.peer);
     inFlight_.push_back(f);
     ch.head++;
   }
@@ -222,6 +224,8 @@ Status Run::pollInFlight(bool* progressed) {
       ch.reduceInFlight--;
       BRAID_RETURN_IF_ERROR(issue(ch, true));  // a window slot opened
     }
+    BRAID_TRACE("%s: step %u (%s %s rank %d, %zu bytes) done", ctx_.opName.c_str(), f.step,
+                algo::stepKindName(st.kind), st.kind == StepKind::kSend ? "to" : "from", st.peer, moved);
     BRAID_RETURN_IF_ERROR(complete(f.step));
   }
   return Status::ok();
