@@ -75,6 +75,9 @@ class Communicator {
   Communicator(int nranks, int rank, const CommConfig& config);
   Status connectPeers();
   void fail(const Status& status);
+  // Sets spinNs_ / yield_ from how many of the communicator's ranks share this
+  // host with us against the cores this process may run on.
+  void choosePolling();
 
   const int nranks_, rank_;
   const CommConfig config_;
@@ -82,6 +85,8 @@ class Communicator {
   Connections connections_;
   ExecutorMemory memory_;
   std::atomic<bool> aborted_{false};
+  int spinNs_ = 0;
+  bool yield_ = false;
 
   mutable std::mutex mu_;
   std::condition_variable turn_;

@@ -1,5 +1,7 @@
 #include "core/executor.h"
 
+#include <sched.h>
+
 #include <cstring>
 
 #include "base/log.h"
@@ -248,15 +250,14 @@ Status Run::go() {
   BRAID_RETURN_IF_ERROR(prepare());
   for (size_t i = 0; i < s_.steps.size(); ++i)
     if (waitingOn_[i] == 0 && !isReady_[i]) BRAID_RETURN_IF_ERROR(ready(i));
-  // Spin a little before sleeping in poll(): on a quiet link a reply often comes
-  // within microseconds, and poll's wake-up costs more than that.
-  constexpr int kSpinsBeforeWait = 64;
-  int idle = 0;
+  // Spin for spinNs before sleeping in poll(): on a quiet link a reply often
+  // comes within microseconds, and poll's wake-up costs more than that.
+  uint64_t idleSince = 0;
   while (done_ < s_.steps.size()) {
     bool progressed = false;
     BRAID_RETURN_IF_ERROR(pollInFlight(&progressed));
     if (progressed) {
-      idle = 0;
+      idleSince = 0;
       continue;
     }
     if (ctx_.aborted && ctx_.aborted->load(std::memory_order_relaxed))
@@ -266,7 +267,12 @@ Status Run::go() {
     if (inFlight_.empty())
       return internalError(ctx_.opName + ": schedule stalled with nothing in flight after " +
                            std::to_string(done_) + " of " + std::to_string(s_.steps.size()) + " steps");
-    if (++idle > kSpinsBeforeWait) BRAID_RETURN_IF_ERROR(ctx_.connections->transport->wait(deadline_.remainingMs(100)));
+    const uint64_t now = nowNs();
+    if (idleSince == 0) idleSince = now;
+    if (now - idleSince >= static_cast<uint64_t>(ctx_.spinNs))
+      BRAID_RETURN_IF_ERROR(ctx_.connections->transport->wait(deadline_.remainingMs(100)));
+    else if (ctx_.yieldWhileSpinning)
+      sched_yield();
   }
   return Status::ok();
 }

@@ -52,6 +52,13 @@ struct ExecutionContext {
   ExecutorMemory* memory = nullptr;
   const std::atomic<bool>* aborted = nullptr;
   int timeoutMs = -1;
+  // How long to poll transports in a busy loop before sleeping in wait(), and
+  // whether to sched_yield() between polls. Pure busy polling wins when every
+  // rank has a core of its own. When ranks outnumber cores, a rank that spins
+  // steals the core its peer needs to answer, and one that sleeps pays a
+  // wake-up per message; yielding hands the core straight to the peer.
+  int spinNs = 0;
+  bool yieldWhileSpinning = false;
   int rank = 0;
   std::string opName;  // "allreduce #12", for messages
 };
