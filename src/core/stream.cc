@@ -8,7 +8,7 @@ Stream::~Stream() {
   {
     std::unique_lock<std::mutex> lock(mu_);
     stopping_ = true;
-    changed_.notify_all();
+    workQueued_.notify_all();
   }
   worker_.join();
 }
@@ -16,13 +16,13 @@ Stream::~Stream() {
 void Stream::enqueue(std::function<Status()> work) {
   std::lock_guard<std::mutex> lock(mu_);
   queue_.push_back(std::move(work));
-  changed_.notify_all();
+  if (queue_.size() == 1) workQueued_.notify_one();  // the worker only sleeps on an empty queue
 }
 
 void Stream::loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    changed_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+    workQueued_.wait(lock, [&] { return !queue_.empty() || stopping_; });
     if (queue_.empty()) return;  // stopping, and everything queued has run
     std::function<Status()> work = std::move(queue_.front());
     queue_.pop_front();
@@ -33,13 +33,13 @@ void Stream::loop() {
     lock.lock();
     running_ = false;
     if (!status.isOk() && firstError_.isOk()) firstError_ = status;
-    changed_.notify_all();
+    if (queue_.empty()) drained_.notify_all();
   }
 }
 
 Status Stream::synchronize() {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return queue_.empty() && !running_; });
+  drained_.wait(lock, [&] { return queue_.empty() && !running_; });
   Status error = firstError_;
   firstError_ = Status::ok();
   return error;

@@ -36,7 +36,10 @@ class Stream {
   void loop();
 
   std::mutex mu_;
-  std::condition_variable changed_;
+  // Two conditions, so that finishing one op of many wakes nobody: the worker
+  // waits for work, synchronizers wait for the queue to drain.
+  std::condition_variable workQueued_;
+  std::condition_variable drained_;
   std::deque<std::function<Status()>> queue_;
   bool running_ = false;  // an item is executing
   bool stopping_ = false;
