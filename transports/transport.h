@@ -39,7 +39,8 @@ using Secret = std::array<uint8_t, kSecretBytes>;
 // What the communicator hands a transport when it creates one.
 struct Options {
   Secret secret{};          // every connection must prove knowledge of it
-  int nSocks = 2;           // TCP: sockets per connection (striping)
+  int nSocks = 0;           // TCP: sockets per connection (striping); 0: 1 to a peer on this
+                            // host (loopback has no per-flow limit to stripe around), else 2
   std::string ifname;       // TCP: interface selector, BRAID_SOCKET_IFNAME syntax
   int handshakeTimeoutMs = 5000;  // a connecting peer that stalls longer is dropped
   int rank = -1;            // for log lines only

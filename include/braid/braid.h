@@ -111,7 +111,7 @@ typedef struct {
   unsigned int magic;   /* BRAID_CONFIG_MAGIC */
   unsigned int version; /* BRAID_CONFIG_VERSION */
   int timeoutMs;        /* deadline for init and every wait; <0: BRAID_TIMEOUT_MS or default */
-  int nSocks;           /* TCP sockets per peer connection; <=0: BRAID_NSOCKS or default */
+  int nSocks;           /* TCP sockets per peer connection; <=0: BRAID_NSOCKS, else 1 on-host / 2 off-host */
   const char* socketIfname; /* interface (prefix) for TCP; NULL: BRAID_SOCKET_IFNAME or auto */
 } braidConfig_t;
 

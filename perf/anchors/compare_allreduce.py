@@ -13,6 +13,7 @@ import re
 import statistics
 import subprocess
 import sys
+import time
 
 
 def run(cmd):
@@ -61,7 +62,10 @@ def main():
                f"{args.build}/perf/anchors/mpi-perf", args.collective] + sweep
     braid_runs, mpi_runs = [], []
     for _ in range(args.reps):
+        # Let the previous run's processes (mpirun's daemons) leave the CPUs first.
+        time.sleep(2)
         braid_runs.append(parse_braid(run(braid_cmd)))
+        time.sleep(2)
         mpi_runs.append(parse_mpi(run(mpi_cmd)))
     sizes = sorted(set(braid_runs[0]) & set(mpi_runs[0]))
     med = lambda runs, s, i: statistics.median(r[s][i] for r in runs)

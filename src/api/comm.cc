@@ -26,7 +26,7 @@ Status configFrom(const braidConfig_t* config, core::CommConfig* out) {
         "config was not initialised with BRAID_CONFIG_INITIALIZER (bad size, magic or version)");
   if (config->timeoutMs == 0) return braid::invalidArgument("config->timeoutMs is 0; use >0, or <0 for the default");
   if (config->timeoutMs > 0) out->timeoutMs = config->timeoutMs;
-  if (config->nSocks > 16) return braid::invalidArgument("config->nSocks > 16");
+  if (config->nSocks > 16) return braid::invalidArgument("config->nSocks = " + std::to_string(config->nSocks) + " > 16");
   if (config->nSocks > 0) out->nSocks = config->nSocks;
   if (config->socketIfname) out->socketIfname = config->socketIfname;
   return Status::ok();

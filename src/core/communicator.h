@@ -36,7 +36,7 @@ namespace braid::core {
 
 struct CommConfig {
   int timeoutMs = 300000;
-  int nSocks = 2;
+  int nSocks = 0;  // 0: the transport decides per peer
   std::string socketIfname;
   size_t chunkBytes = 128 * 1024;
   std::string transport = "tcp";

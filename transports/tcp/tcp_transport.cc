@@ -32,8 +32,8 @@ TcpTransport::TcpTransport(const transport::Options& options, std::vector<net::I
     : options_(options), devices_(std::move(devices)) {}
 
 Status TcpTransport::create(const transport::Options& options, std::unique_ptr<transport::Transport>* out) {
-  if (options.nSocks < 1 || options.nSocks > kMaxSocks)
-    return invalidArgument("tcp: BRAID_NSOCKS=" + std::to_string(options.nSocks) + " is out of range 1.." +
+  if (options.nSocks < 0 || options.nSocks > kMaxSocks)
+    return invalidArgument("tcp: BRAID_NSOCKS=" + std::to_string(options.nSocks) + " is out of range 1.. (0: automatic)" +
                            std::to_string(kMaxSocks));
   if (options.handshakeTimeoutMs <= 0) return invalidArgument("tcp: handshake timeout must be positive");
   int family = AF_UNSPEC;
@@ -44,6 +44,19 @@ Status TcpTransport::create(const transport::Options& options, std::unique_ptr<t
     return notSupported("tcp: no network interface is up that matches BRAID_SOCKET_IFNAME='" + options.ifname + "'");
   out->reset(new TcpTransport(options, std::move(devices)));
   return Status::ok();
+}
+
+// True when `address` is this host's: one of our interface addresses or loopback.
+bool TcpTransport::isLocal(const net::SocketAddress& address) const {
+  if (address.isLoopback()) return true;
+  net::SocketAddress bare = address;
+  bare.setPort(0);
+  for (const net::Interface& itf : devices_) {
+    net::SocketAddress mine = itf.address;
+    mine.setPort(0);
+    if (mine.toString() == bare.toString()) return true;
+  }
+  return false;
 }
 
 Status TcpTransport::checkDevice(int dev) const {
@@ -93,7 +106,9 @@ Status TcpTransport::connect(int dev, const transport::Handle& handle, uint64_t 
     if (magic != kHandleMagic || handle.bytes[4] != kHandleVersion ||
         !net::SocketAddress::unpack(handle.bytes.data() + kHandleAddressOffset, &address).isOk())
       return invalidArgument("tcp connect: the handle was not made by a tcp listen()");
-    connects_.push_back(std::make_unique<PendingConnect>(dev, handle, connectorId, address, options_, pollSet_));
+    transport::Options options = options_;
+    if (options.nSocks == 0) options.nSocks = isLocal(address) ? 1 : 2;
+    connects_.push_back(std::make_unique<PendingConnect>(dev, handle, connectorId, address, options, pollSet_));
     it = connects_.end() - 1;
   }
   bool finished = false;

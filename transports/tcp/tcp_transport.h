@@ -39,6 +39,7 @@ class TcpTransport final : public transport::Transport {
  private:
   TcpTransport(const transport::Options& options, std::vector<net::Interface> devices);
   Status checkDevice(int dev) const;
+  bool isLocal(const net::SocketAddress& address) const;
 
   transport::Options options_;
   std::vector<net::Interface> devices_;

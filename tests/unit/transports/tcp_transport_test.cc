@@ -41,8 +41,9 @@ TEST(TcpTransport, RegisteredAndDescribesDevices) {
 
 TEST(TcpTransport, RejectsBadOptions) {
   std::unique_ptr<Transport> t;
-  EXPECT_EQ(createTransport("tcp", tcpOptions(0), &t).code(), Code::kInvalidArgument);
+  EXPECT_EQ(createTransport("tcp", tcpOptions(-1), &t).code(), Code::kInvalidArgument);
   EXPECT_EQ(createTransport("tcp", tcpOptions(17), &t).code(), Code::kInvalidArgument);
+  EXPECT_TRUE(createTransport("tcp", tcpOptions(0), &t).isOk());  // 0: chosen per peer
   Options o = tcpOptions(1);
   o.ifname = "=no-such-interface";
   EXPECT_EQ(createTransport("tcp", o, &t).code(), Code::kNotSupported);
