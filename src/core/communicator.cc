@@ -5,7 +5,7 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "core/bootstrap/bootstrap.h"
-#include "transports/registry.h"
+#include "core/peer_connector.h"
 
 namespace braid::core {
 
@@ -18,8 +18,7 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
   if (chunk < 1024 || chunk > (int64_t(1) << 30))
     return invalidArgument("BRAID_CHUNK_BYTES=" + std::to_string(chunk) + " is outside [1024, 1 GiB]");
   c.chunkBytes = static_cast<size_t>(chunk);
-  std::string transport = env::getString("BRAID_TRANSPORT");
-  if (!transport.empty()) c.transport = transport;
+  c.transport = env::getString("BRAID_TRANSPORT");
   BRAID_RETURN_IF_ERROR(algo::AlgorithmOverrides::parse(env::getString("BRAID_ALGO"), &c.overrides));
   *out = c;
   return Status::ok();
@@ -38,77 +37,25 @@ Status Communicator::create(int nranks, const bootstrap::UniqueId& id, int rank,
       bootstrap::Bootstrap::create(id, rank, nranks, config.timeoutMs, &comm->bootstrap_));
   BRAID_RETURN_IF_ERROR(comm->connectPeers());
   comm->choosePolling();
-  BRAID_INFO("communicator of %d ranks ready (transport %s, %d sockets per peer, poll %d ns%s before sleeping)",
-             nranks, config.transport.c_str(), config.nSocks, comm->spinNs_, comm->yield_ ? " yielding" : "");
+  BRAID_INFO("communicator of %d ranks ready (%zu transport(s), poll %d ns%s before sleeping)", nranks,
+             comm->connections_.transports.size(), comm->spinNs_, comm->yield_ ? " yielding" : "");
   *out = std::move(comm);
   return Status::ok();
 }
 
-// Full mesh: one SendComm to and one RecvComm from every peer. Connects and
-// accepts are interleaved on this thread, both non-blocking, so two ranks
-// connecting to each other at the same moment cannot deadlock.
 Status Communicator::connectPeers() {
-  transport::Options options;
-  options.secret = bootstrap_->secret();
-  options.nSocks = config_.nSocks;
-  options.ifname = config_.socketIfname;
-  options.handshakeTimeoutMs = std::min(config_.timeoutMs, 5000);
-  options.rank = rank_;
-  BRAID_RETURN_IF_ERROR(transport::createTransport(config_.transport, options, &connections_.transport));
-  transport::Transport& tr = *connections_.transport;
-  connections_.peers.resize(nranks_);
-  if (nranks_ == 1) return Status::ok();
-
-  transport::Handle mine;
-  std::unique_ptr<transport::ListenComm> listener;
-  BRAID_RETURN_IF_ERROR(tr.listen(0, &mine, &listener));
-  std::vector<uint8_t> handles(nranks_ * transport::kHandleBytes);
-  std::copy(mine.bytes.begin(), mine.bytes.end(), handles.begin() + rank_ * transport::kHandleBytes);
-  BRAID_RETURN_IF_ERROR(bootstrap_->allGather(handles.data(), transport::kHandleBytes));
-
-  Deadline deadline(config_.timeoutMs);
-  int connected = 0, accepted = 0;
-  const int others = nranks_ - 1;
-  while (connected < others || accepted < others) {
-    bool progressed = false;
-    for (int k = 1; k < nranks_; ++k) {  // nearest right neighbour first: rings start sooner
-      int p = (rank_ + k) % nranks_;
-      if (connections_.peers[p].send) continue;
-      transport::Handle h;
-      std::copy_n(handles.begin() + p * transport::kHandleBytes, transport::kHandleBytes, h.bytes.begin());
-      Status st = tr.connect(0, h, static_cast<uint64_t>(rank_), &connections_.peers[p].send);
-      if (!st.isOk()) return st.prefix("connecting to rank " + std::to_string(p));
-      if (connections_.peers[p].send) ++connected, progressed = true;
-    }
-    std::unique_ptr<transport::RecvComm> recv;
-    uint64_t from = 0;
-    BRAID_RETURN_IF_ERROR(tr.accept(*listener, &recv, &from));
-    if (recv) {
-      progressed = true;
-      if (from >= static_cast<uint64_t>(nranks_) || static_cast<int>(from) == rank_ ||
-          connections_.peers[from].recv) {
-        // It proved the secret, so it is one of ours behaving wrongly.
-        return remoteError("a peer connected claiming to be rank " + std::to_string(from) +
-                           ", which is out of range or already connected");
-      }
-      connections_.peers[from].recv = std::move(recv);
-      ++accepted;
-    }
-    if (progressed) continue;
-    if (aborted_.load()) return abortedError("communicator init aborted");
-    if (deadline.expired()) {
-      std::string missing;
-      for (int p = 0; p < nranks_; ++p) {
-        if (p == rank_) continue;
-        if (!connections_.peers[p].send) missing += " to " + std::to_string(p);
-        if (!connections_.peers[p].recv) missing += " from " + std::to_string(p);
-      }
-      return timeoutError("connecting to peers timed out after " + std::to_string(config_.timeoutMs) +
-                          " ms; still missing connections" + missing);
-    }
-    BRAID_RETURN_IF_ERROR(tr.wait(1));
-  }
-  return Status::ok();
+  PeerSetup setup;
+  setup.rank = rank_;
+  setup.nranks = nranks_;
+  setup.timeoutMs = config_.timeoutMs;
+  setup.forcedTransport = config_.transport;
+  setup.options.secret = bootstrap_->secret();
+  setup.options.nSocks = config_.nSocks;
+  setup.options.ifname = config_.socketIfname;
+  setup.options.handshakeTimeoutMs = std::min(config_.timeoutMs, 5000);
+  setup.options.rank = rank_;
+  setup.aborted = &aborted_;
+  return core::connectPeers(*bootstrap_, setup, &connections_);
 }
 
 void Communicator::choosePolling() {

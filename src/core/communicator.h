@@ -39,7 +39,7 @@ struct CommConfig {
   int nSocks = 0;  // 0: the transport decides per peer
   std::string socketIfname;
   size_t chunkBytes = 128 * 1024;
-  std::string transport = "tcp";
+  std::string transport;  // BRAID_TRANSPORT: force one for every pair ("" = per pair)
   algo::AlgorithmOverrides overrides;
 
   // Defaults from the BRAID_* environment (errors: a bad BRAID_ALGO).

@@ -1,4 +1,5 @@
-// Connections: this rank's one-way links to every peer over one transport,
+// Connections: this rank's one-way links to every peer, each over the transport
+// chosen for that pair (shared memory on the same host, the network otherwise),
 // plus the per-direction message counters that make wire tags. Owned by the
 // communicator; the executor is its only user once set up.
 #pragma once
@@ -7,11 +8,13 @@
 #include <memory>
 #include <vector>
 
+#include "base/status.h"
 #include "transports/transport.h"
 
 namespace braid::core {
 
 struct PeerLink {
+  transport::Transport* transport = nullptr;  // owned by Connections::transports
   std::unique_ptr<transport::SendComm> send;
   std::unique_ptr<transport::RecvComm> recv;
   // Messages sent to / received from this peer so far. Both ends count the same
@@ -21,11 +24,20 @@ struct PeerLink {
 };
 
 struct Connections {
-  std::unique_ptr<transport::Transport> transport;
+  std::vector<std::unique_ptr<transport::Transport>> transports;  // those some peer uses
   std::vector<PeerLink> peers;  // indexed by rank; the own entry stays empty
 
+  // Blocks up to timeoutMs until some transport may progress. With one
+  // transport that is its own wait(); with several, each gets a short turn,
+  // since their wake-up mechanisms (poll, futex) cannot be waited on together.
+  Status wait(int timeoutMs) {
+    if (transports.size() == 1) return transports[0]->wait(timeoutMs);
+    for (auto& t : transports) BRAID_RETURN_IF_ERROR(t->wait(timeoutMs > 0 ? 1 : 0));
+    return Status::ok();
+  }
+
   // Drops every link (in-flight requests die with them). Used after a failure,
-  // when the transport may still hold pointers into user buffers.
+  // when a transport may still hold pointers into user buffers.
   void closeAll() {
     for (PeerLink& p : peers) {
       p.send.reset();

@@ -201,7 +201,7 @@ Status Run::pollInFlight(bool* progressed) {
     const Step& st = s_.steps[f.step];
     bool finished = false;
     size_t moved = 0;
-    Status status = ctx_.connections->transport->test(f.request, &finished, &moved);
+    Status status = ctx_.connections->peers[st.peer].transport->test(f.request, &finished, &moved);
     if (!status.isOk()) {
       return status.prefix(ctx_.opName + ": " +
                            (st.kind == StepKind::kSend ? "sending to" : "receiving from") +
@@ -270,7 +270,7 @@ Status Run::go() {
     const uint64_t now = nowNs();
     if (idleSince == 0) idleSince = now;
     if (now - idleSince >= static_cast<uint64_t>(ctx_.spinNs))
-      BRAID_RETURN_IF_ERROR(ctx_.connections->transport->wait(deadline_.remainingMs(100)));
+      BRAID_RETURN_IF_ERROR(ctx_.connections->wait(deadline_.remainingMs(100)));
     else if (ctx_.yieldWhileSpinning)
       sched_yield();
   }
