@@ -160,6 +160,11 @@ BRAID_API braidResult_t braidCommDestroy(braidComm_t comm);
 /* Stops every pending operation (they return braidAborted), tells the peers
  * and frees the communicator. Thread-safe with respect to other calls. */
 BRAID_API braidResult_t braidCommAbort(braidComm_t comm);
+/* Writes the communicator's flight recorder (the last BRAID_TRACE_BUFFER_SIZE
+ * operations: sequence numbers, kind, sizes, algorithm, state, timestamps) as
+ * JSON to `path`; NULL: braid-trace.<host>.<pid>.rank<r>.json in BRAID_TRACE_DIR
+ * (or the current directory). Safe while operations run. */
+BRAID_API braidResult_t braidCommDumpTrace(braidComm_t comm, const char* path);
 /* Success, or the first error an asynchronous operation hit. Never blocks. */
 BRAID_API braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* asyncError);
 BRAID_API braidResult_t braidCommCount(const braidComm_t comm, int* count);

@@ -21,6 +21,9 @@ Status launchCollective(braidComm_t comm, braidStream_t stream, braid::algo::Col
                         const void* input, void* output) {
   core::Op op;
   BRAID_RETURN_IF_ERROR(comm->impl->buildCollective(args, input, output, &op));
+  op.dtype = args.dtype;
+  op.count = args.count;
+  if (args.collective == Collective::kBroadcast || args.collective == Collective::kReduce) op.rootOrPeer = args.root;
   return core::launch(comm->impl, stream ? &stream->stream : nullptr, std::move(op));
 }
 
@@ -190,7 +193,10 @@ Status pointToPoint(bool isSend, const void* buf, size_t count, braidDataType_t 
   CHECK(api::checkBuffer(fn, isSend ? "sendbuff" : "recvbuff", buf, bytes));
   core::Op op;
   op.collective = Collective::kSendRecv;
-  op.algorithm = "p2p";
+  op.algorithm = isSend ? "send" : "recv";
+  op.dtype = dt(t);
+  op.count = count;
+  op.rootOrPeer = peer;
   const uint8_t tag = static_cast<uint8_t>(Collective::kSendRecv);
   if (isSend)
     op.schedule.add(braid::algo::sendStep(peer, {braid::algo::kInput, 0, bytes}, tag), {}, true);

@@ -135,6 +135,12 @@ braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* asyncError
   return braidSuccess;
 }
 
+braidResult_t braidCommDumpTrace(braidComm_t comm, const char* path) {
+  Status st = api::checkComm("braidCommDumpTrace", comm);
+  if (st.isOk()) st = comm->impl->dumpTrace(path ? path : "");
+  return api::report(comm, st);
+}
+
 braidResult_t braidCommCount(const braidComm_t comm, int* count) {
   Status st = api::checkComm("braidCommCount", comm);
   if (st.isOk() && count == nullptr) st = braid::invalidArgument("braidCommCount: count is NULL");

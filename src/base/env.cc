@@ -18,6 +18,8 @@ const std::vector<Variable>& all() {
       {"BRAID_TRANSPORT", "", "Force the transport for every pair (tcp)."},
       {"BRAID_ALGO", "", "Force algorithms, e.g. allreduce:ring;broadcast:chain."},
       {"BRAID_CHUNK_BYTES", "131072", "Pipeline chunk size in bytes for chunked algorithms."},
+      {"BRAID_TRACE_BUFFER_SIZE", "1024", "Operations each communicator's flight recorder keeps (dumped on failure, SIGUSR1 or braidCommDumpTrace)."},
+      {"BRAID_TRACE_DIR", "", "Directory for flight-recorder dumps; when set, every rank writes one when an operation fails or on SIGUSR1."},
       {"BRAID_RANK", "", "Rank of this process for braidCommInitFromEnv (set by braid-run)."},
       {"BRAID_WORLD_SIZE", "", "Number of ranks for braidCommInitFromEnv (set by braid-run)."},
       {"BRAID_ROOT_ADDR", "", "host:port of the rendezvous root for braidCommInitFromEnv (set by braid-run)."},

@@ -1,11 +1,16 @@
 #include "core/communicator.h"
 
 #include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
 
 #include "base/env.h"
 #include "base/log.h"
 #include "core/bootstrap/bootstrap.h"
 #include "core/peer_connector.h"
+#include "core/trace_signal.h"
 
 namespace braid::core {
 
@@ -19,13 +24,18 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
     return invalidArgument("BRAID_CHUNK_BYTES=" + std::to_string(chunk) + " is outside [1024, 1 GiB]");
   c.chunkBytes = static_cast<size_t>(chunk);
   c.transport = env::getString("BRAID_TRANSPORT");
+  int64_t traceSize = env::getInt("BRAID_TRACE_BUFFER_SIZE");
+  if (traceSize < 1 || traceSize > (1 << 20))
+    return invalidArgument("BRAID_TRACE_BUFFER_SIZE=" + std::to_string(traceSize) + " is outside [1, 1048576]");
+  c.traceBufferSize = static_cast<size_t>(traceSize);
+  c.traceDir = env::getString("BRAID_TRACE_DIR");
   BRAID_RETURN_IF_ERROR(algo::AlgorithmOverrides::parse(env::getString("BRAID_ALGO"), &c.overrides));
   *out = c;
   return Status::ok();
 }
 
 Communicator::Communicator(int nranks, int rank, const CommConfig& config)
-    : nranks_(nranks), rank_(rank), config_(config) {}
+    : nranks_(nranks), rank_(rank), config_(config), recorder_(config.traceBufferSize) {}
 
 Communicator::~Communicator() { connections_.closeAll(); }
 
@@ -37,6 +47,7 @@ Status Communicator::create(int nranks, const bootstrap::UniqueId& id, int rank,
       bootstrap::Bootstrap::create(id, rank, nranks, config.timeoutMs, &comm->bootstrap_));
   BRAID_RETURN_IF_ERROR(comm->connectPeers());
   comm->choosePolling();
+  if (!config.traceDir.empty()) watchForTraceSignal(comm);
   BRAID_INFO("communicator of %d ranks ready (%zu transport(s), poll %d ns%s before sleeping)", nranks,
              comm->connections_.transports.size(), comm->spinNs_, comm->yield_ ? " yielding" : "");
   *out = std::move(comm);
@@ -81,23 +92,69 @@ algo::CollectiveArgs Communicator::argsFor(algo::Collective c) const {
   return a;
 }
 
+algo::Tuner& Communicator::tuner() const {
+  std::call_once(tunerOnce_, [&] {
+    // Ranks per host as the busiest host has them: the same on every rank.
+    std::map<std::string, int> perHost;
+    int ranksPerHost = 1;
+    for (int r = 0; r < nranks_; ++r) ranksPerHost = std::max(ranksPerHost, ++perHost[bootstrap_->hostId(r)]);
+    algo::LinkSettings link;
+    Status st = algo::linkSettingsFromEnvironment(&link);
+    if (!st.isOk()) BRAID_WARN("%s; using the default link model", st.message().c_str());
+    // A chunk size the user chose is kept; otherwise the tuner picks one.
+    const size_t fixedChunk = env::raw("BRAID_CHUNK_BYTES") ? config_.chunkBytes : 0;
+    tuner_ = std::make_unique<algo::Tuner>(
+        algo::TunerConfig::make(nranks_, ranksPerHost, link, fixedChunk, config_.chunkBytes));
+  });
+  return *tuner_;
+}
+
 Status Communicator::buildCollective(const algo::CollectiveArgs& args, const void* input,
                                      void* output, Op* op) const {
-  const algo::Algorithm* algorithm =
-      algo::selectAlgorithm(args.collective, args.count * args.elemSize(), nranks_, config_.overrides);
-  if (algorithm == nullptr)
+  algo::Pick pick = tuner().pick(args.collective, args.count * args.elemSize(), config_.overrides);
+  if (pick.algorithm == nullptr)
     return notSupported(std::string("no algorithm for ") + algo::collectiveName(args.collective));
+  algo::CollectiveArgs tuned = args;
+  tuned.chunkBytes = pick.chunkBytes;
   op->collective = args.collective;
-  op->algorithm = algorithm->name;
+  op->algorithm = pick.algorithm->name;
   op->schedule = algo::Schedule();
-  BRAID_RETURN_IF_ERROR(algorithm->build(args, &op->schedule));
+  BRAID_RETURN_IF_ERROR(pick.algorithm->build(tuned, &op->schedule));
   op->buffers = {{const_cast<void*>(input), 0}, {output, 0}};
   return Status::ok();
 }
 
-uint64_t Communicator::takeTicket() {
+uint64_t Communicator::takeTicket(const Op& op) {
   std::lock_guard<std::mutex> lock(mu_);
+  OpRecord record;
+  record.ticket = nextTicket_;
+  record.collective = op.collective;
+  record.dtype = op.dtype;
+  record.count = op.count;
+  record.rootOrPeer = op.rootOrPeer;
+  record.algorithm = op.algorithm;
+  recorder_.enqueued(record);  // under mu_, so records go in ticket order
   return nextTicket_++;
+}
+
+static uint64_t bytesMoved(const algo::Schedule& s) {
+  uint64_t bytes = 0;
+  for (const algo::Step& st : s.steps) {
+    if (st.kind == algo::StepKind::kSend) bytes += st.src.bytes;
+    if (st.kind == algo::StepKind::kRecv || st.kind == algo::StepKind::kRecvReduce) bytes += st.dst.bytes;
+  }
+  return bytes;
+}
+
+std::string Communicator::defaultTracePath() const {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::string dir = config_.traceDir.empty() ? "." : config_.traceDir;
+  return dir + "/braid-trace." + host + "." + std::to_string(getpid()) + ".rank" + std::to_string(rank_) + ".json";
+}
+
+Status Communicator::dumpTrace(const std::string& path) const {
+  return recorder_.dump(path.empty() ? defaultTracePath() : path, rank_, nranks_);
 }
 
 Status Communicator::run(uint64_t ticket, Op& op) {
@@ -105,6 +162,7 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   // Earlier ops are bounded by their own deadlines, so this wait is too.
   turn_.wait(lock, [&] { return serving_ == ticket || aborted_.load(); });
   auto finish = [&](Status s) {
+    recorder_.finished(ticket, s);
     if (serving_ == ticket) serving_++;
     turn_.notify_all();
     return s;
@@ -126,6 +184,7 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   ctx.rank = rank_;
   ctx.opName = std::string(algo::collectiveName(op.collective)) + " #" + std::to_string(seq);
   BRAID_TRACE("%s (%s): %zu steps", ctx.opName.c_str(), op.algorithm.c_str(), op.schedule.steps.size());
+  recorder_.started(ticket, seq, bytesMoved(op.schedule));
   Status status = execute(op.schedule, op.buffers, ctx);
 
   lock.lock();
@@ -133,6 +192,12 @@ Status Communicator::run(uint64_t ticket, Op& op) {
     BRAID_WARN("%s failed: %s", ctx.opName.c_str(), status.message().c_str());
     lock.unlock();
     fail(status);
+    recorder_.finished(ticket, status);
+    if (!config_.traceDir.empty()) {
+      Status dumped = dumpTrace("");
+      if (dumped.isOk()) BRAID_WARN("flight recorder written to %s", defaultTracePath().c_str());
+      else BRAID_WARN("could not write the flight recorder: %s", dumped.message().c_str());
+    }
     lock.lock();
   }
   return finish(status);

@@ -22,10 +22,12 @@
 #include <string>
 
 #include "algorithms/registry.h"
+#include "algorithms/tuner/tuner.h"
 #include "base/status.h"
 #include "core/bootstrap/unique_id.h"
 #include "core/connections.h"
 #include "core/executor.h"
+#include "core/flight_recorder.h"
 #include "core/op.h"
 
 namespace braid::bootstrap {
@@ -39,6 +41,8 @@ struct CommConfig {
   int nSocks = 0;  // 0: the transport decides per peer
   std::string socketIfname;
   size_t chunkBytes = 128 * 1024;
+  size_t traceBufferSize = 1024;  // BRAID_TRACE_BUFFER_SIZE: ops the flight recorder keeps
+  std::string traceDir;          // BRAID_TRACE_DIR: where traces are dumped on failure
   std::string transport;  // BRAID_TRANSPORT: force one for every pair ("" = per pair)
   algo::AlgorithmOverrides overrides;
 
@@ -60,7 +64,8 @@ class Communicator {
   Status buildCollective(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) const;
   algo::CollectiveArgs argsFor(algo::Collective c) const;
 
-  uint64_t takeTicket();
+  // Takes the op's place in the issue order and records it in the flight recorder.
+  uint64_t takeTicket(const Op& op);
   // Runs `op` once every earlier ticket is done. Always consumes the ticket.
   Status run(uint64_t ticket, Op& op);
   // Waits until every ticket taken so far has finished (deadline: timeoutMs).
@@ -71,6 +76,11 @@ class Communicator {
   void abort();
   Status asyncError() const;
 
+  // Writes the flight recorder as JSON to `path` ("" = the default file in
+  // BRAID_TRACE_DIR, or the current directory).
+  Status dumpTrace(const std::string& path) const;
+  std::string defaultTracePath() const;
+
  private:
   Communicator(int nranks, int rank, const CommConfig& config);
   Status connectPeers();
@@ -78,6 +88,8 @@ class Communicator {
   // Sets spinNs_ / yield_ from how many of the communicator's ranks share this
   // host with us against the cores this process may run on.
   void choosePolling();
+  // The communicator's tuner, made on first use (it needs the host layout).
+  algo::Tuner& tuner() const;
 
   const int nranks_, rank_;
   const CommConfig config_;
@@ -85,6 +97,7 @@ class Communicator {
   Connections connections_;
   ExecutorMemory memory_;
   std::atomic<bool> aborted_{false};
+  FlightRecorder recorder_;
   int spinNs_ = 0;
   bool yield_ = false;
 
@@ -94,6 +107,8 @@ class Communicator {
   uint64_t serving_ = 0;     // guarded by mu_
   Status error_;             // guarded by mu_: the first failure
   uint64_t opsByKind_[algo::kNumCollectives] = {};  // only touched by the ticket holder
+  mutable std::once_flag tunerOnce_;
+  mutable std::unique_ptr<algo::Tuner> tuner_;  // set once under tunerOnce_
 };
 
 }  // namespace braid::core

@@ -20,7 +20,7 @@ struct GroupState {
 thread_local GroupState tlsGroup;
 
 Status runNow(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
-  uint64_t ticket = comm->takeTicket();
+  uint64_t ticket = comm->takeTicket(op);
   if (stream == nullptr) return comm->run(ticket, op);
   auto shared = std::make_shared<Op>(std::move(op));
   stream->enqueue([comm, shared, ticket]() { return comm->run(ticket, *shared); });

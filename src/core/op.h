@@ -15,6 +15,10 @@ namespace braid::core {
 struct Op {
   algo::Collective collective = algo::Collective::kAllReduce;
   std::string algorithm;  // which builder made the schedule ("ring", "group", ...)
+  // What the user asked for, for the flight recorder and error messages.
+  DataType dtype = DataType::kUint8;
+  size_t count = 0;
+  int rootOrPeer = -1;
   algo::Schedule schedule;
   std::vector<BufferBinding> buffers;
 };
