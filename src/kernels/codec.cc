@@ -25,10 +25,14 @@ const CodecTable& activeCodecs() {
 
 const char* wireFormatName(WireFormat format) {
   switch (format) {
-    case WireFormat::kFloat16: return "fp16";
-    case WireFormat::kBfloat16: return "bf16";
-    case WireFormat::kFloat8e4m3: return "e4m3";
-    case WireFormat::kFloat8e5m2: return "e5m2";
+    case WireFormat::kFloat16:
+      return "fp16";
+    case WireFormat::kBfloat16:
+      return "bf16";
+    case WireFormat::kFloat8e4m3:
+      return "e4m3";
+    case WireFormat::kFloat8e5m2:
+      return "e5m2";
   }
   return "?";
 }
@@ -58,8 +62,8 @@ Status checkCodecParams(const CodecParams& p) {
     }
   } else if (p.lossScale != 1.0f) {
     return invalidArgument(std::string("codec: a loss scale applies to the fp16 wire format only (") +
-                           wireFormatName(p.format) + (isFp8(p.format) ? " scales each block itself)" :
-                                                                          " has fp32's range)"));
+                           wireFormatName(p.format) +
+                           (isFp8(p.format) ? " scales each block itself)" : " has fp32's range)"));
   }
   if (isFp8(p.format) && (p.blockSize < 8 || p.blockSize > kMaxFp8BlockSize || p.blockSize % 8 != 0)) {
     return invalidArgument("codec: fp8 block size " + std::to_string(p.blockSize) +

@@ -32,12 +32,13 @@
 //          vector code agree trivially. The price is at most one binade of
 //          headroom (amax maps into (max / 2, max]), which costs range only at
 //          the subnormal end. Per element, block-relative:
-//            e4m3: |d - x| <= max(2^-4 |x|, 2^-17 amax, 2^-136)
-//            e5m2: |d - x| <= max(2^-3 |x|, 2^-31 amax, 2^-143)
-//          (the middle terms are half the smallest subnormal under the block's
-//          scale; the last applies only to blocks with amax below about 2^-118,
-//          where the multiplier is capped at 2^126 so that both 2^k and 2^-k
-//          are normal fp32 numbers).
+//            e4m3: |d - x| <= max(2^-4 |x|, 2^-17 amax) + 2^-135
+//            e5m2: |d - x| <= max(2^-3 |x|, 2^-31 amax) + 2^-142
+//          (2^-4 / 2^-3: half an ulp; the amax terms: half the smallest
+//          subnormal under the block's scale; the last term matters only for
+//          blocks with amax below about 2^-118, where the multiplier is capped
+//          at 2^126 so that 2^k and 2^-k are both normal fp32 numbers, and
+//          covers the fp32 subnormal rounding of their decoded values).
 //
 // Special values, every format: NaN stays NaN (sign kept; fp16 / bf16 / e5m2
 // keep the top payload bits, quieted); +-0 keep their sign; inf stays inf,
@@ -119,7 +120,8 @@ void encode(const CodecParams& params, const void* src, size_t count, void* dst)
 // src: the encodedBytes(params, count) bytes encode() wrote for count values
 // (or a block-aligned run of them). dst: count host values. The buffers must
 // not overlap. Any bytes are accepted (a corrupted fp8 scale gives wrong
-// numbers, never undefined behaviour).
+// numbers, never undefined behaviour; which NaN payload comes out of a NaN
+// code times a NaN scale is then left to the hardware).
 void decode(const CodecParams& params, const void* src, size_t count, void* dst);
 
 // "avx2+f16c" or "baseline", as for reduce.h. Static string.

@@ -127,7 +127,8 @@ void encodeFp8BlockVec(const T* src, size_t n, uint8_t* dst) {
   const __m256 m = _mm256_set1_ps(mul);
   for (i = 0; i + 8 <= n; i += 8) {
     const __m256 y = _mm256_mul_ps(H::load(src + i), m);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(codes + i), pack32To8(encodeNarrow<typename Wire::Format>(y)));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(codes + i),
+                     pack32To8(encodeNarrow<typename Wire::Format>(y)));
   }
   for (; i < n; ++i) {
     codes[i] = static_cast<uint8_t>(Wire::Format::encode(bitsOf(H::Scalar::load(src[i]) * mul)));

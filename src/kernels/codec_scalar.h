@@ -37,9 +37,7 @@ struct HostF32 {
 struct HostBf16 {
   using T = uint16_t;
   static float load(uint16_t v) { return decodeBf16(v); }
-  static uint16_t store(float v) {
-    return encodeBf16(isFiniteBits(bitsOf(v)) ? clampTo(v, kBf16Max) : v);
-  }
+  static uint16_t store(float v) { return encodeBf16(isFiniteBits(bitsOf(v)) ? clampTo(v, kBf16Max) : v); }
 };
 
 // --- fp16 and bf16 on the wire. --------------------------------------------
