@@ -155,6 +155,16 @@ BRAID_API braidResult_t braidCommInitRankConfig(braidComm_t* comm, int nranks,
  * when set, so that only processes given it can join; without it the address
  * alone admits a rank, which the log warns about. config may be NULL. */
 BRAID_API braidResult_t braidCommInitFromEnv(braidComm_t* comm, braidConfig_t* config);
+/* Collective over every rank of comm: ranks passing the same color form a new
+ * communicator, ordered by key (then by rank in comm). color ==
+ * BRAID_SPLIT_NOCOLOR: this rank joins none and *newcomm is set to NULL. */
+#define BRAID_SPLIT_NOCOLOR (-1)
+BRAID_API braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* newcomm);
+/* After a failure: every rank of comm that is not listed in excludeRanks calls
+ * this (the excluded ones may be dead) and they form a new communicator of the
+ * survivors, in comm's order. Works on a communicator in error state. */
+BRAID_API braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int count,
+                                        braidComm_t* newcomm);
 /* Waits for this rank's outstanding work, then frees the communicator. */
 BRAID_API braidResult_t braidCommDestroy(braidComm_t comm);
 /* Stops every pending operation (they return braidAborted), tells the peers

@@ -7,6 +7,7 @@
 #include "api/validate.h"
 #include "base/log.h"
 #include "core/bootstrap/root.h"
+#include "core/comm_split.h"
 #include "core/launcher_env.h"
 
 using braid::Status;
@@ -133,6 +134,38 @@ braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* asyncError
   if (!st.isOk()) return api::report(comm, st);
   *asyncError = api::toResult(comm->impl->asyncError().code());
   return braidSuccess;
+}
+
+braidResult_t braidCommSplit(braidComm_t comm, int color, int key, braidComm_t* newcomm) {
+  Status st = api::checkComm("braidCommSplit", comm);
+  if (st.isOk() && newcomm == nullptr) st = braid::invalidArgument("braidCommSplit: newcomm is NULL");
+  if (st.isOk() && color < BRAID_SPLIT_NOCOLOR)
+    st = braid::invalidArgument("braidCommSplit: color " + std::to_string(color) + " is negative (use BRAID_SPLIT_NOCOLOR)");
+  if (!st.isOk()) return api::report(comm, st);
+  *newcomm = nullptr;
+  auto handle = std::make_unique<braidComm>();
+  st = core::splitCommunicator(*comm->impl, color, key, &handle->impl);
+  if (st.isOk() && handle->impl) *newcomm = handle.release();
+  return api::report(comm, st);
+}
+
+braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int count, braidComm_t* newcomm) {
+  const char* fn = "braidCommShrink";
+  Status st = api::checkComm(fn, comm);
+  if (st.isOk() && newcomm == nullptr) st = braid::invalidArgument("braidCommShrink: newcomm is NULL");
+  if (st.isOk() && (count < 0 || (count > 0 && excludeRanks == nullptr)))
+    st = braid::invalidArgument("braidCommShrink: excludeRanks is NULL or count is negative");
+  std::vector<int> exclude;
+  for (int i = 0; st.isOk() && i < count; ++i) {
+    st = api::checkRank(fn, "excludeRanks[i]", excludeRanks[i], comm->impl->nranks());
+    exclude.push_back(excludeRanks[i]);
+  }
+  if (!st.isOk()) return api::report(comm, st);
+  *newcomm = nullptr;
+  auto handle = std::make_unique<braidComm>();
+  st = core::shrinkCommunicator(*comm->impl, exclude, &handle->impl);
+  if (st.isOk()) *newcomm = handle.release();
+  return api::report(comm, st);
 }
 
 braidResult_t braidCommDumpTrace(braidComm_t comm, const char* path) {

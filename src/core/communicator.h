@@ -76,6 +76,11 @@ class Communicator {
   void abort();
   Status asyncError() const;
 
+  // For split/shrink (comm_split.h): the out-of-band channel, and a counter
+  // that advances identically on every rank with each split.
+  bootstrap::Bootstrap& bootstrap() { return *bootstrap_; }
+  uint32_t nextSplitSequence() { return splits_++; }
+
   // Writes the flight recorder as JSON to `path` ("" = the default file in
   // BRAID_TRACE_DIR, or the current directory).
   Status dumpTrace(const std::string& path) const;
@@ -98,6 +103,7 @@ class Communicator {
   ExecutorMemory memory_;
   std::atomic<bool> aborted_{false};
   FlightRecorder recorder_;
+  uint32_t splits_ = 0;
   int spinNs_ = 0;
   bool yield_ = false;
 
