@@ -1,10 +1,11 @@
 // Algorithms register with one declaration each:
 //   BRAID_REGISTER_ALGORITHM(allreduce_ring, Collective::kAllReduce, "ring", buildRingAllReduce);
-// and the selector picks one per call: a user override from BRAID_ALGO
-// ("allreduce:ring;broadcast:chain"), else the collective's default (the tuner
-// of the algorithms issue replaces the default with a cost model).
+// and one is picked per call: a user override from BRAID_ALGO, else the
+// cost-model tuner (algorithms/tuner/tuner.h), else the fixed fallback table
+// here when the model has no parameters.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -28,22 +29,46 @@ void registerAlgorithm(const Algorithm& algorithm);
 std::vector<Algorithm> registeredAlgorithms();
 const Algorithm* findAlgorithm(Collective collective, const std::string& name);
 
-// Per-collective overrides parsed from a BRAID_ALGO string. An unknown
-// collective or algorithm is an InvalidArgument naming it and listing the known
-// ones: better a clear error at init than a silent fallback.
+// Per-collective overrides parsed from a BRAID_ALGO string, in the spirit of
+// NCCL_ALGO / UCC_TL_*_TUNE:
+//   allreduce:rhd;allgather:ring            one algorithm for every size
+//   allreduce:0-64k:rd,64k-inf:ring         by size, [lo, hi) in bytes as
+//                                           buildCollective counts them
+// Sizes take k, m, g suffixes (powers of 1024) and "inf"; within a collective
+// the first matching range wins (entries for the same collective append), and
+// a size no range covers is left to the tuner. "alltoall" steers alltoallv too.
+// An unknown collective or algorithm, or a malformed range, is an
+// InvalidArgument naming it (and listing the known algorithms): better a clear
+// error at init than a silent fallback.
 class AlgorithmOverrides {
  public:
+  struct Rule {
+    size_t lo = 0, hi = SIZE_MAX;  // bytes, [lo, hi)
+    const Algorithm* algorithm = nullptr;
+  };
   static Status parse(const std::string& spec, AlgorithmOverrides* out);
-  // The forced algorithm for this collective, or nullptr.
-  const Algorithm* forced(Collective c) const { return forced_[static_cast<int>(c)]; }
+  // The algorithm forced for a call of `bytes`, or nullptr (the tuner decides).
+  const Algorithm* forced(Collective c, size_t bytes) const;
+  // The algorithm forced for every size (a rule [0, inf) that nothing precedes), or nullptr.
+  const Algorithm* forced(Collective c) const;
+  const std::vector<Rule>& rules(Collective c) const { return rules_[static_cast<int>(c)]; }
+  bool empty() const;
 
  private:
-  const Algorithm* forced_[kNumCollectives] = {};
+  std::vector<Rule> rules_[kNumCollectives];
 };
 
-// The algorithm to run: the override if any, else the default for the
-// collective at this size (bytes of the vector / per-rank block). The defaults
-// are a fixed table until the cost-model tuner replaces them.
+// "0-64k" style size: digits with an optional k/m/g suffix (case-insensitive,
+// powers of 1024), or "inf" (SIZE_MAX). False on anything else or overflow.
+bool parseSize(const std::string& text, size_t* out);
+
+// The fixed table used when the cost model has no parameters: rd for small
+// all-reduces, rhd for large ones on powers of two, ring otherwise; chain,
+// pairwise and dissemination for the rest. nullptr when none is registered.
+const Algorithm* fallbackAlgorithm(Collective collective, size_t bytes, int nranks);
+
+// The override for this size if any, else the fallback table (no cost model:
+// for callers without a communicator; the communicator asks its Tuner).
 const Algorithm* selectAlgorithm(Collective collective, size_t bytes, int nranks,
                                  const AlgorithmOverrides& overrides);
 

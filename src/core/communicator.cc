@@ -19,10 +19,12 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
   c.timeoutMs = static_cast<int>(env::getInt("BRAID_TIMEOUT_MS"));
   c.nSocks = static_cast<int>(env::getInt("BRAID_NSOCKS"));
   c.socketIfname = env::getString("BRAID_SOCKET_IFNAME");
-  int64_t chunk = env::getInt("BRAID_CHUNK_BYTES");
-  if (chunk < 1024 || chunk > (int64_t(1) << 30))
-    return invalidArgument("BRAID_CHUNK_BYTES=" + std::to_string(chunk) + " is outside [1024, 1 GiB]");
-  c.chunkBytes = static_cast<size_t>(chunk);
+  if (env::raw("BRAID_CHUNK_BYTES")) {  // unset: the tuner chooses per call
+    int64_t chunk = env::getInt("BRAID_CHUNK_BYTES");
+    if (chunk < 1024 || chunk > (int64_t(1) << 30))
+      return invalidArgument("BRAID_CHUNK_BYTES=" + std::to_string(chunk) + " is outside [1024, 1 GiB]");
+    c.chunkBytes = static_cast<size_t>(chunk);
+  }
   c.transport = env::getString("BRAID_TRANSPORT");
   int64_t traceSize = env::getInt("BRAID_TRACE_BUFFER_SIZE");
   if (traceSize < 1 || traceSize > (1 << 20))

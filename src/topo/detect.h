@@ -31,12 +31,12 @@ Status detectTopology(HostTopology* out);
 // /sys), so tests can point it at a directory without PCI information.
 Status detectSysfs(HostTopology* out, const std::string& sysRoot = "");
 
-// The hwloc detector. `synthetic` (e.g. "pack:2 core:4 pu:2") or `xmlPath`
-// (an lstopo export) replace the live machine when not empty. NotSupported
-// when braid was built without hwloc.
+// The hwloc detector. `synthetic` (hwloc's synthetic description, e.g.
+// "pack:2 numa:1 core:4 pu:2") replaces the live machine when not empty: it
+// has no I/O at all, which is how tests check a machine without PCI
+// information. NotSupported when braid was built without hwloc.
 struct HwlocInput {
   std::string synthetic;
-  std::string xmlPath;
 };
 Status detectHwloc(HostTopology* out, const HwlocInput& input = {});
 

@@ -76,16 +76,10 @@ void walkIo(hwloc_topology_t t, hwloc_obj_t obj, const std::string& parent, Host
       h->gpus.push_back({"gpu" + std::to_string(h->gpus.size()), e.id, e.numa});
   } else if (obj->type == HWLOC_OBJ_OS_DEVICE && obj->name) {
     bool onPci = obj->parent && obj->parent->type == HWLOC_OBJ_PCI_DEVICE;
-    std::string pci = onPci ? parent : "";
     auto osdev = obj->attr->osdev.type;
     if (osdev == HWLOC_OBJ_OSDEV_NETWORK || osdev == HWLOC_OBJ_OSDEV_OPENFABRICS) {
       NicKind kind = osdev == HWLOC_OBJ_OSDEV_NETWORK ? NicKind::kNetdev : NicKind::kRdma;
-      h->nics.push_back({obj->name, kind, pci, ioNuma(t, obj), 0, "", true});
-    } else if (osdev == HWLOC_OBJ_OSDEV_COPROC && onPci) {
-      // "cuda0" names a GPU better than its PCI address: use it.
-      for (Gpu& g : h->gpus)
-        if (g.pci == pci && g.name.rfind("gpu", 0) == 0 && std::string(obj->name).rfind("cuda", 0) == 0)
-          g.name = obj->name;
+      h->nics.push_back({obj->name, kind, onPci ? parent : "", ioNuma(t, obj), 0, "", true});
     }
   }
   for (hwloc_obj_t c = obj->io_first_child; c; c = c->next_sibling) walkIo(t, c, below, h);
@@ -158,18 +152,22 @@ Status detectHwloc(HostTopology* out, const HwlocInput& input) {
   if (hwloc_topology_init(&raw) != 0) return internalError("hwloc_topology_init failed");
   TopologyPtr topo(raw, &hwloc_topology_destroy);
   hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  // hwloc's Linux backend reads the PCI tree from /sys by itself. The plugins
+  // that would add to it cost more than they give here: "pci" (libpciaccess)
+  // leaks at every load, "opencl" and "cuda" initialise GPU runtimes inside
+  // the caller's process (slow, and not fork-safe), "gl" talks to an X server.
+  for (const char* component : {"pci", "opencl", "cuda", "gl"})
+    hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component);
   if (!input.synthetic.empty() && hwloc_topology_set_synthetic(raw, input.synthetic.c_str()) != 0)
     return invalidArgument("hwloc rejected the synthetic description '" + input.synthetic + "'");
-  if (!input.xmlPath.empty() && hwloc_topology_set_xml(raw, input.xmlPath.c_str()) != 0)
-    return invalidArgument("hwloc cannot read the XML topology '" + input.xmlPath + "'");
   if (hwloc_topology_load(raw) != 0) return systemError("hwloc_topology_load", errno);
   HostTopology h;
-  h.source = input.synthetic.empty() && input.xmlPath.empty() ? "hwloc" : "hwloc:" + input.synthetic + input.xmlPath;
+  h.source = input.synthetic.empty() ? "hwloc" : "hwloc synthetic: " + input.synthetic;
   readCpuSide(raw, &h);
   readDistances(raw, &h);
   walkIo(raw, hwloc_get_root_obj(raw), "", &h);
   // Only the live machine has a /sys that matches what hwloc saw.
-  if (input.synthetic.empty() && input.xmlPath.empty()) detail::completeDevices(&h, "");
+  if (input.synthetic.empty()) detail::completeDevices(&h, "");
   detail::fillIdentity(&h);
   *out = std::move(h);
   return Status::ok();

@@ -69,7 +69,7 @@ struct Nic {
 };
 
 struct Gpu {
-  std::string name;  // "cuda0", "nvidia0", "card1", or "gpu<i>" when the OS names none
+  std::string name;  // detection: "gpu<i>" in PCI order (files may use any name, e.g. "cuda0")
   std::string pci;   // "" when not on PCI
   int numa = -1;
 };

@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages braid's build, tests and demo need, and only
 # those that are missing (so a second run costs nothing). Needs root or sudo.
 set -euo pipefail
-packages=(cmake ninja-build g++ pkg-config libgtest-dev libcli11-dev)
+packages=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev libcli11-dev libhwloc-dev
+          nlohmann-json3-dev iproute2)
 [ "${BRAID_WITH_ANCHORS:-0}" = 1 ] && packages+=(openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do

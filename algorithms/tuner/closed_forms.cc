@@ -1,0 +1,165 @@
+#include "algorithms/tuner/closed_forms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace braid::algo {
+namespace {
+
+// Pieces of `elems` elements when cut at `chunkBytes` (as RingLayout and
+// chainChunks cut them), at least one.
+double pieces(double elems, const ModelQuery& q) {
+  const double chunkElems = std::max<double>(1, static_cast<double>(q.chunkBytes / q.elemSize));
+  return std::max(1.0, std::ceil(elems / chunkElems));
+}
+
+int log2Floor(int n) {
+  int r = 0;
+  while ((2 << r) <= n) ++r;
+  return r;
+}
+
+// The link of a halving/doubling round whose partner differs in bit `mask`.
+const LinkCost& roundLink(const CostParams& p, int nranks, int mask) {
+  if (p.hosts(nranks) == 1 || p.ranksPerHost % (2 * mask) == 0) return p.intra;
+  return p.inter;
+}
+
+// Ranks in a line or ring, blocks of ranksPerHost per host: H hosts give
+// H - 1 (line) or H (ring) hops across hosts, the rest within a host.
+double lineHops(const CostParams& p, int n, double c) {
+  const int h = p.hosts(n);
+  return (n - h) * p.intra.time(c) + (h - 1) * p.inter.time(c);
+}
+double ringHop(const CostParams& p, int n, double c) {
+  const int h = p.hosts(n);
+  if (h == 1) return p.intra.time(c);
+  return ((n - h) * p.intra.time(c) + h * p.inter.time(c)) / n;
+}
+
+// One ring step whose C chunks of c bytes each arrive and are reduced: bound
+// by the slowest port (a fraction `busy` of steps carry data there), by the
+// executor, or by one chunk's latency chain (slow hops amortised around the ring).
+double reduceStep(const ModelQuery& q, const CostParams& p, double C, double c, double busy) {
+  const double g = p.gamma;
+  return std::max({busy * C * p.widest(q.nranks).time(c), C * g * c, ringHop(p, q.nranks, c) + g * c});
+}
+double forwardStep(const ModelQuery& q, const CostParams& p, double C, double c, double busy) {
+  return std::max(busy * C * p.widest(q.nranks).time(c), ringHop(p, q.nranks, c));
+}
+
+double ringAllReduce(const ModelQuery& q, const CostParams& p) {
+  const double es = q.elemSize, count = std::floor(q.bytes / es), n = q.nranks;
+  if (q.nranks == 1) return p.gamma * q.bytes;
+  // Fewer elements than ranks leave segments empty (and their messages out).
+  const double seg = std::ceil(count / n), C = pieces(seg, q), c = seg * es / C;
+  const double busy = std::min(1.0, count / n);
+  return (n - 1) * (reduceStep(q, p, C, c, busy) + forwardStep(q, p, C, c, busy));
+}
+
+double rdAllReduce(const ModelQuery& q, const CostParams& p) {
+  const double bytes = q.bytes, g = p.gamma;
+  const int pw = 1 << log2Floor(q.nranks), extra = q.nranks - pw;
+  double t = g * bytes;  // the copy into the output
+  if (extra > 0) t = std::max(p.widest(2).time(bytes), t) + g * bytes;
+  for (int mask = 1; mask < pw; mask <<= 1) t += roundLink(p, q.nranks, mask).time(bytes) + g * bytes;
+  if (extra > 0) t += p.widest(2).time(bytes);
+  return t;
+}
+
+double rhdAllReduce(const ModelQuery& q, const CostParams& p) {
+  const double es = q.elemSize, count = std::floor(q.bytes / es), g = p.gamma;
+  if (q.nranks == 1) return g * q.bytes;
+  const int pw = 1 << log2Floor(q.nranks), extra = q.nranks - pw;
+  double t = 0;
+  const LinkCost& fold = p.widest(2);
+  const double C0 = pieces(count, q), c0 = count * es / C0;
+  if (extra > 0) {
+    t += std::max(C0 * fold.time(c0) + g * c0, fold.time(c0) + C0 * g * c0);
+    t += C0 * fold.time(c0);
+  }
+  double len = count;
+  for (int mask = pw / 2; mask >= 1; mask /= 2) {
+    len = std::ceil(len / 2);
+    const double C = pieces(len, q), c = len * es / C;
+    const LinkCost& l = roundLink(p, q.nranks, mask);
+    t += std::max(C * l.time(c) + g * c, l.time(c) + C * g * c);  // halving, with reduction
+    t += C * l.time(c);                                          // doubling, the same halves back
+  }
+  return t;
+}
+
+double ringReduceScatter(const ModelQuery& q, const CostParams& p) {
+  const double es = q.elemSize, count = q.bytes / es, n = q.nranks;
+  if (q.nranks == 1) return p.gamma * q.bytes;
+  const double C = pieces(count, q), c = count * es / C;
+  return (n - 1) * reduceStep(q, p, C, c, 1);
+}
+
+double ringAllGather(const ModelQuery& q, const CostParams& p) {
+  const double es = q.elemSize, count = q.bytes / es, n = q.nranks;
+  const double copy = p.gamma * q.bytes;
+  if (q.nranks == 1) return copy;
+  const double C = pieces(count, q), c = count * es / C;
+  return std::max((n - 1) * C * p.widest(q.nranks).time(c), copy);
+}
+
+double chainBroadcast(const ModelQuery& q, const CostParams& p) {
+  const double C = pieces(q.bytes / q.elemSize, q), c = q.bytes / C;
+  if (q.nranks == 1) return p.gamma * q.bytes;
+  return std::max(lineHops(p, q.nranks, c) + (C - 1) * p.widest(q.nranks).time(c), p.gamma * q.bytes);
+}
+
+double chainReduce(const ModelQuery& q, const CostParams& p) {
+  const double n = q.nranks, C = pieces(q.bytes / q.elemSize, q), c = q.bytes / C, g = p.gamma;
+  if (q.nranks == 1) return g * q.bytes;
+  return lineHops(p, q.nranks, c) + (n - 1) * g * c + (C - 1) * std::max(p.widest(q.nranks).time(c), g * c);
+}
+
+double pairwiseAllToAll(const ModelQuery& q, const CostParams& p) {
+  // Round k of every rank goes to rank r + k; across hosts the slow rounds set
+  // the pace for all (the rounds stay in step), so every round costs the
+  // slowest link. The own block's copy overlaps the rounds.
+  return std::max((q.nranks - 1) * p.widest(q.nranks).time(q.bytes), p.gamma * q.bytes);
+}
+
+double disseminationBarrier(const ModelQuery& q, const CostParams& p) {
+  int rounds = 0;
+  for (int d = 1; d < q.nranks; d *= 2) ++rounds;
+  return rounds * p.widest(q.nranks).alpha;
+}
+
+struct Form {
+  Collective collective;
+  const char* name;
+  double (*time)(const ModelQuery&, const CostParams&);
+  bool usesChunks;
+};
+
+constexpr Form kForms[] = {
+    {Collective::kAllReduce, "ring", ringAllReduce, true},
+    {Collective::kAllReduce, "rd", rdAllReduce, false},
+    {Collective::kAllReduce, "rhd", rhdAllReduce, true},
+    {Collective::kReduceScatter, "ring", ringReduceScatter, true},
+    {Collective::kAllGather, "ring", ringAllGather, true},
+    {Collective::kBroadcast, "chain", chainBroadcast, true},
+    {Collective::kReduce, "chain", chainReduce, true},
+    {Collective::kAllToAll, "pairwise", pairwiseAllToAll, false},
+    {Collective::kBarrier, "dissemination", disseminationBarrier, false},
+};
+
+}  // namespace
+
+bool closedFormTime(const char* algorithm, const ModelQuery& q, const CostParams& p, double* seconds,
+                    bool* usesChunks) {
+  for (const Form& f : kForms) {
+    if (f.collective != q.collective || std::strcmp(f.name, algorithm) != 0) continue;
+    *seconds = f.time(q, p);
+    *usesChunks = f.usesChunks;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace braid::algo

@@ -1,0 +1,236 @@
+// The shm transport end to end, both ends in this process, driven from one
+// thread as the executor drives its transport.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "shm_test_util.h"
+#include "transports/shm/handshake.h"
+#include "transports/shm/shm_comm.h"
+
+namespace braid::transport {
+namespace {
+
+using namespace testing;
+
+TEST(ShmTransport, RegisteredAndDescribesItsDevice) {
+  std::unique_ptr<Transport> t;
+  ASSERT_TRUE(createTransport("shm", shmOptions(), &t).isOk());
+  EXPECT_STREQ(t->name(), "shm");
+  EXPECT_FALSE(t->capabilities().needsRegistration);
+  ASSERT_EQ(t->deviceCount(), 1);
+  DeviceProperties props;
+  ASSERT_TRUE(t->deviceProperties(0, &props).isOk());
+  EXPECT_EQ(props.name, "shm");
+  EXPECT_EQ(t->deviceProperties(1, &props).code(), Code::kInvalidArgument);
+}
+
+TEST(ShmTransport, RejectsBadConfig) {
+  std::unique_ptr<Transport> t;
+  EXPECT_EQ(shm::ShmTransport::create(shmOptions(), shmConfig(true, 100000), &t).code(), Code::kInvalidArgument);
+  EXPECT_EQ(shm::ShmTransport::create(shmOptions(), shmConfig(true, 32 << 10), &t).code(), Code::kInvalidArgument);
+}
+
+TEST(ShmTransport, ReadsItsEnvironment) {
+  // setenv is safe here: this test runs no other thread.
+  std::unique_ptr<Transport> t;
+  setenv("BRAID_SHM_RING_BYTES", "12345", 1);
+  EXPECT_EQ(createTransport("shm", shmOptions(), &t).code(), Code::kInvalidArgument);
+  setenv("BRAID_SHM_RING_BYTES", "262144", 1);
+  setenv("BRAID_SHM_CMA_THRESHOLD", "65536", 1);
+  shm::ShmConfig c;
+  EXPECT_TRUE(shm::ShmConfig::fromEnv(&c).isOk());
+  EXPECT_EQ(c.ringBytes, 262144u);
+  EXPECT_TRUE(c.cma());
+  setenv("BRAID_SHM_CMA_THRESHOLD", "lots", 1);
+  EXPECT_EQ(shm::ShmConfig::fromEnv(&c).code(), Code::kInvalidArgument);
+  unsetenv("BRAID_SHM_RING_BYTES");
+  unsetenv("BRAID_SHM_CMA_THRESHOLD");
+  ASSERT_TRUE(shm::ShmConfig::fromEnv(&c).isOk());
+  EXPECT_FALSE(c.cma()) << "cross-memory attach is opt-in";
+}
+
+TEST(ShmTransport, RejectsForeignHandles) {
+  auto t = makeShm();
+  std::unique_ptr<SendComm> comm;
+  Handle junk;
+  junk.bytes.fill(0x77);
+  EXPECT_EQ(t->connect(0, junk, 1, &comm).code(), Code::kInvalidArgument);
+  // A genuine handle from another host (or network namespace) fails at once.
+  shm::HandleInfo info;
+  info.pid = 1;
+  info.locality = shm::localityKey() ^ 1;
+  Handle elsewhere;
+  shm::encodeHandle(info, &elsewhere);
+  EXPECT_EQ(t->connect(0, elsewhere, 1, &comm).code(), Code::kNotSupported);
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(ShmTransport, NothingInDevShmWhileConnected) {
+  auto a = makeShm(), b = makeShm();
+  std::unique_ptr<SendComm> s;
+  std::unique_ptr<RecvComm> r;
+  ASSERT_TRUE(connectPair(*a, *b, 1, &s, &r).isOk());
+  EXPECT_TRUE(shmEntries().empty()) << shmEntries()[0];
+}
+
+struct Variant {
+  const char* name;
+  bool cma;
+  size_t ringBytes;
+  size_t cmaThreshold;
+};
+
+class ShmPair : public ::testing::TestWithParam<Variant> {
+ protected:
+  void SetUp() override {
+    shm::ShmConfig c = shmConfig(GetParam().cma, GetParam().ringBytes);
+    if (GetParam().cma) c.cmaThreshold = GetParam().cmaThreshold;
+    sender_ = makeShm(shmOptions(), c);
+    receiver_ = makeShm(shmOptions(), c);
+    uint64_t id = 0;
+    Status st = connectPair(*sender_, *receiver_, 42, &send_, &recv_, &id);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_EQ(id, 42u);
+    EXPECT_EQ(dynamic_cast<shm::ShmRecvComm*>(recv_.get())->usesCma(), GetParam().cma);
+  }
+  Pending postSend(const void* data, size_t size, uint32_t tag) {
+    Pending p(sender_.get());
+    EXPECT_TRUE(send_->isend(data, size, tag, nullptr, &p.req).isOk());
+    return p;
+  }
+  Pending postRecv(void* data, size_t capacity, uint32_t tag) {
+    Pending p(receiver_.get());
+    EXPECT_TRUE(recv_->irecv(data, capacity, tag, nullptr, &p.req).isOk());
+    return p;
+  }
+  void drive(std::vector<Pending>& reqs) { driveAll(reqs, *sender_, *receiver_); }
+
+  std::unique_ptr<Transport> sender_, receiver_;
+  std::unique_ptr<SendComm> send_;
+  std::unique_ptr<RecvComm> recv_;
+};
+
+TEST_P(ShmPair, MessagesOfManySizes) {
+  for (size_t size : testSizes()) {
+    SCOPED_TRACE("size " + std::to_string(size));
+    std::vector<uint8_t> out = pattern(size, static_cast<uint32_t>(size)), in(size + 13, 0xee);
+    std::vector<Pending> reqs = {postRecv(in.data(), in.size(), 5), postSend(out.data(), out.size(), 5)};
+    drive(reqs);
+    ASSERT_TRUE(reqs[0].status.isOk()) << reqs[0].status.message();
+    ASSERT_TRUE(reqs[1].status.isOk()) << reqs[1].status.message();
+    EXPECT_EQ(reqs[0].size, size);
+    EXPECT_EQ(reqs[1].size, size);
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin()));
+    EXPECT_EQ(in[size], 0xee) << "wrote past the message";
+  }
+}
+
+TEST_P(ShmPair, ManyMessagesMatchInOrder) {
+  // Small, ring-sized and CMA-sized messages mixed, all posted before any
+  // progress, so frames wrap the ring and CMA frames queue behind inline ones.
+  constexpr int kCount = 200;
+  std::vector<std::vector<uint8_t>> out(kCount), in(kCount);
+  std::vector<Pending> reqs;
+  for (int i = 0; i < kCount; ++i) {
+    size_t size = i % 17 == 3 ? (300 << 10) + i : static_cast<size_t>(i * 37 % 300);
+    out[i] = pattern(size, i);
+    in[i].assign(size + 1, 0);
+  }
+  for (int i = 0; i < kCount; ++i) reqs.push_back(postSend(out[i].data(), out[i].size(), 100 + i));
+  for (int i = 0; i < kCount; ++i) reqs.push_back(postRecv(in[i].data(), in[i].size(), 100 + i));
+  drive(reqs);
+  for (int i = 0; i < kCount; ++i) {
+    ASSERT_TRUE(reqs[i].status.isOk()) << reqs[i].status.message();
+    ASSERT_TRUE(reqs[kCount + i].status.isOk()) << reqs[kCount + i].status.message();
+    ASSERT_EQ(reqs[kCount + i].size, out[i].size()) << "message " << i;
+    EXPECT_TRUE(std::equal(out[i].begin(), out[i].end(), in[i].begin())) << "message " << i;
+  }
+}
+
+TEST_P(ShmPair, RequestsCompleteInPostingOrder) {
+  std::vector<uint8_t> big = pattern(4 << 20, 1), small = pattern(8, 2), inBig(big.size()), inSmall(8);
+  std::vector<Pending> reqs = {postSend(big.data(), big.size(), 1), postSend(small.data(), small.size(), 2),
+                               postRecv(inBig.data(), inBig.size(), 1), postRecv(inSmall.data(), inSmall.size(), 2)};
+  Deadline deadline(10000);
+  while (!(reqs[0].done && reqs[1].done && reqs[2].done && reqs[3].done) && !deadline.expired()) {
+    for (int i : {1, 0, 3, 2}) {  // test the later request first
+      if (reqs[i].done) continue;
+      ASSERT_TRUE(reqs[i].transport->test(reqs[i].req, &reqs[i].done, &reqs[i].size).isOk());
+      if (reqs[i].done && (i == 1 || i == 3)) {
+        Pending& e = reqs[i - 1];  // the earlier request must be complete by now
+        if (!e.done) {
+          ASSERT_TRUE(e.transport->test(e.req, &e.done, &e.size).isOk());
+        }
+        EXPECT_TRUE(e.done) << "request " << i << " completed before request " << i - 1;
+      }
+    }
+    ASSERT_TRUE(sender_->wait(1).isOk());
+    ASSERT_TRUE(receiver_->wait(1).isOk());
+  }
+  EXPECT_EQ(inBig, big);
+  EXPECT_EQ(inSmall, small);
+}
+
+TEST_P(ShmPair, TagMismatchIsRemoteErrorOnBothEnds) {
+  std::vector<uint8_t> out = pattern(1 << 20, 3), in(1 << 20);
+  std::vector<Pending> reqs = {postSend(out.data(), out.size(), 7), postRecv(in.data(), in.size(), 8)};
+  drive(reqs);
+  EXPECT_EQ(reqs[1].status.code(), Code::kRemoteError);
+  EXPECT_NE(reqs[1].status.message().find("expected tag 8, got tag 7"), std::string::npos) << reqs[1].status.message();
+  // The sender learns too (its 1 MiB did not fit the ring or waited for a pull).
+  EXPECT_EQ(reqs[0].status.code(), Code::kRemoteError) << reqs[0].status.message();
+  Request* req = nullptr;
+  EXPECT_EQ(recv_->irecv(in.data(), 4, 7, nullptr, &req).code(), Code::kRemoteError);
+  EXPECT_EQ(req, nullptr);
+}
+
+TEST_P(ShmPair, TooSmallCapacityIsRemoteError) {
+  std::vector<uint8_t> out(1000), in(999);
+  std::vector<Pending> reqs = {postSend(out.data(), out.size(), 3), postRecv(in.data(), in.size(), 3)};
+  drive(reqs);
+  EXPECT_EQ(reqs[1].status.code(), Code::kRemoteError);
+  EXPECT_NE(reqs[1].status.message().find("at most 999 bytes, got 1000 bytes"), std::string::npos)
+      << reqs[1].status.message();
+}
+
+TEST_P(ShmPair, PeerCloseIsRemoteError) {
+  uint32_t word = 9, back = 0;
+  std::vector<Pending> sent = {postSend(&word, 4, 1)};
+  drive(sent);
+  send_.reset();
+  // What was sent before the close still arrives; the next receive fails.
+  std::vector<Pending> reqs = {postRecv(&back, 4, 1), postRecv(&back, 4, 2)};
+  drive(reqs);
+  EXPECT_TRUE(reqs[0].status.isOk()) << reqs[0].status.message();
+  EXPECT_EQ(back, 9u);
+  EXPECT_EQ(reqs[1].status.code(), Code::kRemoteError);
+  EXPECT_NE(reqs[1].status.message().find("connection closed by peer process"), std::string::npos)
+      << reqs[1].status.message();
+}
+
+TEST_P(ShmPair, SendToClosedReceiverIsRemoteError) {
+  recv_.reset();
+  std::vector<uint8_t> out(4 << 20);  // more than the ring holds, or a pull nobody makes
+  std::vector<Pending> reqs = {postSend(out.data(), out.size(), 1)};
+  drive(reqs);
+  EXPECT_EQ(reqs[0].status.code(), Code::kRemoteError);
+  EXPECT_NE(reqs[0].status.message().find("connection closed by peer process"), std::string::npos)
+      << reqs[0].status.message();
+}
+
+TEST_P(ShmPair, NullBufferIsInvalidArgument) {
+  Request* req = nullptr;
+  EXPECT_EQ(send_->isend(nullptr, 4, 1, nullptr, &req).code(), Code::kInvalidArgument);
+  EXPECT_EQ(recv_->irecv(nullptr, 4, 1, nullptr, &req).code(), Code::kInvalidArgument);
+  EXPECT_EQ(req, nullptr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, ShmPair,
+                         ::testing::Values(Variant{"Cma", true, 1 << 20, 256 << 10},
+                                           Variant{"RingOnly", false, 1 << 20, 256 << 10},
+                                           Variant{"SmallRingEagerCma", true, 64 << 10, 4096}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace braid::transport

@@ -1,0 +1,90 @@
+// braid-info end to end: the text report has every section, --json parses and
+// holds the same parts, --env lists every registered variable, and a
+// described machine (BRAID_TOPO_FILE) shows up instead of this one.
+#include <gtest/gtest.h>
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/env.h"
+
+namespace {
+
+struct Result {
+  int exitCode = -1;
+  std::string out;
+};
+
+Result run(const std::string& args, const std::string& envPrefix = "") {
+  Result r;
+  std::string cmd = envPrefix + " " + BRAID_INFO_PATH + " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(BraidInfo, TextReportHasEverySection) {
+  Result r = run("", "env -u BRAID_TOPO_FILE");
+  ASSERT_EQ(r.exitCode, 0);
+  for (const char* part : {"braid 0.", "hwloc:", "topology:", "NUMA node", "nics:", "transports:", "tcp: ok",
+                           "ibverbs: not built in this version", "algorithms:", "allreduce:"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+}
+
+TEST(BraidInfo, JsonParsesAndHoldsEveryPart) {
+  Result r = run("--json", "env -u BRAID_TOPO_FILE");
+  ASSERT_EQ(r.exitCode, 0);
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  for (const char* key : {"version", "build", "topology", "transports", "algorithms", "env"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_GE(j["version"]["code"].get<int>(), 100);
+  EXPECT_GE(j["topology"]["cores"].size(), 1u);
+  EXPECT_GE(j["topology"]["nics"].size(), 1u);
+  bool tcpOk = false;
+  for (const auto& t : j["transports"]) tcpOk |= t["name"] == "tcp" && t["status"] == "ok";
+  EXPECT_TRUE(tcpOk) << j["transports"].dump();
+  EXPECT_TRUE(j["algorithms"].contains("allreduce"));
+}
+
+TEST(BraidInfo, EnvListsEveryRegisteredVariable) {
+  Result text = run("--env", "BRAID_CHUNK_BYTES=4096");
+  ASSERT_EQ(text.exitCode, 0);
+  for (const braid::env::Variable& v : braid::env::all())
+    EXPECT_NE(text.out.find(v.name), std::string::npos) << v.name;
+  EXPECT_NE(text.out.find("BRAID_CHUNK_BYTES = '4096'"), std::string::npos) << text.out;
+  Result json = run("--env --json", "BRAID_CHUNK_BYTES=4096");
+  nlohmann::json j = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_TRUE(j.is_array()) << json.out;
+  EXPECT_EQ(j.size(), braid::env::all().size());
+  int seen = 0;
+  for (const auto& v : j) {
+    if (v["name"] != "BRAID_CHUNK_BYTES") continue;
+    EXPECT_EQ(v["value"], "4096");
+    ++seen;
+  }
+  EXPECT_EQ(seen, 1);
+}
+
+TEST(BraidInfo, DescribedMachineReplacesThisOne) {
+  Result r = run("--json", std::string("BRAID_TOPO_FILE=") + BRAID_TOPO_TEST_DATA + "/dgx_like.json");
+  ASSERT_EQ(r.exitCode, 0);
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["topology"]["gpus"].size(), 8u);
+  Result text = run("", std::string("BRAID_TOPO_FILE=") + BRAID_TOPO_TEST_DATA + "/dgx_like.json");
+  EXPECT_NE(text.out.find("closest NIC mlx5_3 (PIX)"), std::string::npos) << text.out;
+  Result broken = run("", "BRAID_TOPO_FILE=/nonexistent.json");
+  EXPECT_EQ(broken.exitCode, 0);  // the rest of the report is still useful
+  EXPECT_NE(broken.out.find("unavailable: invalid argument: BRAID_TOPO_FILE"), std::string::npos) << broken.out;
+}
+
+TEST(BraidInfo, RejectsUnknownOptions) { EXPECT_NE(run("--no-such-flag").exitCode, 0); }
+
+}  // namespace

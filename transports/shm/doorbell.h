@@ -1,0 +1,45 @@
+// Doorbell: one futex word per transport instance, in a small shared segment
+// that every peer connected to this process maps. A peer that made progress
+// possible for us (wrote into a ring we read, freed space in or acknowledged a
+// pull on a ring we write) rings it; wait() sleeps on it. One word per process
+// because a thread can sleep on only one futex at a time.
+//
+// Lost-wakeup freedom (Dekker style, both sides sequentially consistent):
+//   ringer: publish ring state; fence; if waiters > 0 { bell++; FUTEX_WAKE }
+//   waiter: waiters++; v = bell; if (!ready()) FUTEX_WAIT(bell, v); waiters--
+// If the ringer saw waiters == 0, its publication precedes the waiter's
+// ready() check; otherwise the bell changes after v was read or the wake finds
+// the sleeper. The ringer makes no syscall and no shared write unless someone
+// sleeps, so the fast path stays syscall-free.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+namespace braid::shm {
+
+struct alignas(64) DoorbellPage {
+  std::atomic<uint32_t> bell{0};
+  std::atomic<uint32_t> waiters{0};
+};
+constexpr size_t kDoorbellBytes = 4096;
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+// Called by a peer after publishing ring state.
+void ringDoorbell(DoorbellPage* page);
+
+// Spins up to spinUs on ready(), then sleeps on the bell until ready(), a ring,
+// or timeoutMs. Returns whether ready() held (a spurious false is allowed).
+bool waitDoorbell(DoorbellPage* page, const std::function<bool()>& ready, int spinUs, int timeoutMs);
+
+// A cheap pause inside spin loops.
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace braid::shm

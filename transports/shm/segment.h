@@ -1,0 +1,46 @@
+// Shared memory segments: POSIX shm objects that live only as long as their
+// mappings and open descriptors.
+//
+// createSegment makes an object under a random 128-bit name in /dev/shm with
+// mode 0600 and O_EXCL, maps it and unlinks the name at once: the segment then
+// exists only as the returned descriptor and mapping, which travel to the peer
+// over a unix socket (SCM_RIGHTS). So no name is ever left in /dev/shm, even
+// by a crash, except for the few instructions between shm_open and shm_unlink.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "base/status.h"
+#include "transports/net/socket.h"
+
+namespace braid::shm {
+
+// Every name this transport creates in /dev/shm starts with this.
+constexpr const char* kNamePrefix = "braid-shm-";
+
+// A shared mapping, unmapped on destruction.
+class Mapping {
+ public:
+  Mapping() = default;
+  Mapping(void* addr, size_t size) : addr_(addr), size_(size) {}
+  Mapping(Mapping&& other) noexcept : addr_(other.addr_), size_(other.size_) { other.addr_ = nullptr, other.size_ = 0; }
+  Mapping& operator=(Mapping&& other) noexcept;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() { reset(); }
+  void reset();
+  void* get() const { return addr_; }
+  size_t size() const { return size_; }
+
+ private:
+  void* addr_ = nullptr;
+  size_t size_ = 0;
+};
+
+// A new zero-filled segment of `size` bytes: *fd keeps it alive, *map maps it.
+Status createSegment(size_t size, net::Fd* fd, Mapping* map);
+// Maps a segment received from a peer; fails unless it is exactly `size` bytes.
+Status mapSegment(int fd, size_t size, Mapping* map);
+
+}  // namespace braid::shm
