@@ -9,6 +9,7 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "core/bootstrap/bootstrap.h"
+#include "core/comm_topology.h"
 #include "core/peer_connector.h"
 #include "core/trace_signal.h"
 
@@ -47,6 +48,7 @@ Status Communicator::create(int nranks, const bootstrap::UniqueId& id, int rank,
   log::setThreadRank(rank);
   BRAID_RETURN_IF_ERROR(
       bootstrap::Bootstrap::create(id, rank, nranks, config.timeoutMs, &comm->bootstrap_));
+  BRAID_RETURN_IF_ERROR(gatherTopology(*comm->bootstrap_, &comm->topology_));
   BRAID_RETURN_IF_ERROR(comm->connectPeers());
   comm->choosePolling();
   if (!config.traceDir.empty()) watchForTraceSignal(comm);

@@ -29,6 +29,7 @@
 #include "core/executor.h"
 #include "core/flight_recorder.h"
 #include "core/op.h"
+#include "topo/comm_view.h"
 
 namespace braid::bootstrap {
 class Bootstrap;
@@ -59,6 +60,7 @@ class Communicator {
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   const CommConfig& config() const { return config_; }
+  const topo::CommTopology& topology() const { return topology_; }
 
   // Builds the op for a collective with the selected algorithm.
   Status buildCollective(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) const;
@@ -103,6 +105,7 @@ class Communicator {
   ExecutorMemory memory_;
   std::atomic<bool> aborted_{false};
   FlightRecorder recorder_;
+  topo::CommTopology topology_;  // who shares a host / NUMA node, per-host NICs
   uint32_t splits_ = 0;
   int spinNs_ = 0;
   bool yield_ = false;

@@ -1,0 +1,23 @@
+// The communicator-wide topology: every rank describes itself (host, NUMA node,
+// the host's NICs; src/topo) and the descriptions are gathered over the
+// bootstrap at init into one view that transport choice, the tuner and
+// hierarchical algorithms read.
+//
+// This host's topology is detected once per process (about 30 ms with hwloc)
+// and reused by later communicators. A bad BRAID_TOPO_FILE fails init with the
+// file's error; a detection failure only warns (the view then knows hosts and
+// ranks, not NUMA nodes or NICs).
+#pragma once
+
+#include "base/status.h"
+#include "topo/comm_view.h"
+
+namespace braid::bootstrap {
+class Bootstrap;
+}
+
+namespace braid::core {
+
+Status gatherTopology(bootstrap::Bootstrap& bootstrap, topo::CommTopology* out);
+
+}  // namespace braid::core
