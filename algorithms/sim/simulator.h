@@ -22,4 +22,12 @@ struct SimRank {
 // first mismatch or the stuck steps otherwise.
 Status simulate(std::vector<SimRank>& ranks);
 
+struct SimOptions {
+  // 0: a fixed order. Otherwise the next step to run is drawn (from this seed)
+  // among all steps of all ranks that could run now, as a real executor might
+  // order them: a missing dependency shows up as wrong data under some seed.
+  uint64_t seed = 0;
+};
+Status simulate(std::vector<SimRank>& ranks, const SimOptions& options);
+
 }  // namespace braid::algo

@@ -1,160 +1,116 @@
 // Every registered algorithm, run for all ranks at once in the schedule
-// simulator, against a reference computed here: any N from 1 to 17, counts
-// below, at and above N, small chunks so that pipelining is exercised.
+// simulator (sim_case.h), against a reference: every N from 1 to 64 and
+// 127, 128, 129, 1000, 1024, with random counts (0, below N, above N), small
+// chunks so that pipelining is exercised, and with the steps of all ranks run
+// in random orders (seeded) so that a missing dependency shows up as wrong data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <numeric>
+#include <random>
 #include <vector>
 
 #include "algorithms/registry.h"
 #include "algorithms/sim/simulator.h"
+#include "sim_case.h"
 
 namespace braid::algo {
 namespace {
 
-// int32 inputs keep every reduction exact, so the reference is unambiguous.
-int32_t inputValue(int rank, size_t i) { return static_cast<int32_t>((rank + 1) * 3 + i % 7) - 5; }
-
-int32_t combine(int32_t a, int32_t b, RedOp op) {
-  switch (op) {
-    case RedOp::kSum:
-    case RedOp::kAvg: return a + b;
-    case RedOp::kProd: return a * b;
-    case RedOp::kMax: return std::max(a, b);
-    case RedOp::kMin: return std::min(a, b);
-  }
-  return 0;
-}
-
-int32_t reduced(int n, size_t i, RedOp op) {
-  int32_t acc = inputValue(0, i);
-  for (int r = 1; r < n; ++r) acc = combine(acc, inputValue(r, i), op);
-  return op == RedOp::kAvg ? acc / n : acc;
-}
-
-struct Case {
-  const Algorithm* algorithm;
-  int n;
-  size_t count;
-  RedOp op;
-  int root;
-  bool inPlace;
-};
-
-std::string describe(const Case& c) {
-  return std::string(collectiveName(c.algorithm->collective)) + ":" + c.algorithm->name + " n=" +
-         std::to_string(c.n) + " count=" + std::to_string(c.count) + " op=" + redOpName(c.op) +
-         " root=" + std::to_string(c.root) + (c.inPlace ? " in-place" : "");
-}
-
-// Buffer sizes (elements) of input and output per collective.
-void sizes(const Case& c, size_t* in, size_t* out) {
-  const size_t n = c.n, k = c.count;
-  switch (c.algorithm->collective) {
-    case Collective::kAllGather: *in = k, *out = k * n; break;
-    case Collective::kReduceScatter: *in = k * n, *out = k; break;
-    case Collective::kAllToAll: *in = k * n, *out = k * n; break;
-    default: *in = k, *out = k;
-  }
-}
-
-int32_t expected(const Case& c, int rank, size_t i) {
-  const size_t k = c.count;
-  switch (c.algorithm->collective) {
-    case Collective::kAllReduce: return reduced(c.n, i, c.op);
-    case Collective::kReduce: return reduced(c.n, i, c.op);
-    case Collective::kBroadcast: return inputValue(c.root, i);
-    case Collective::kAllGather: return inputValue(static_cast<int>(i / k), i % k);
-    case Collective::kReduceScatter: return reduced(c.n, rank * k + i, c.op);
-    case Collective::kAllToAll: return inputValue(static_cast<int>(i / k), rank * k + i % k);
-    default: return 0;
-  }
-}
-
-void runCase(const Case& c) {
-  SCOPED_TRACE(describe(c));
-  size_t inCount, outCount;
-  sizes(c, &inCount, &outCount);
-  std::vector<std::vector<int32_t>> in(c.n), out(c.n);
-  std::vector<Schedule> schedules(c.n);
-  std::vector<SimRank> ranks(c.n);
-  const bool rootOnlyOutput = c.algorithm->collective == Collective::kReduce;
-  for (int r = 0; r < c.n; ++r) {
-    in[r].resize(inCount);
-    for (size_t i = 0; i < inCount; ++i) in[r][i] = inputValue(r, i);
-    CollectiveArgs a;
-    a.collective = c.algorithm->collective;
-    a.nranks = c.n;
-    a.rank = r;
-    a.count = c.count;
-    a.dtype = DataType::kInt32;
-    a.op = c.op;
-    a.root = c.root;
-    a.chunkBytes = 16;  // many chunks even for small counts
-    ASSERT_TRUE(c.algorithm->build(a, &schedules[r]).isOk());
-    void* inPtr = in[r].data();
-    void* outPtr;
-    if (c.inPlace) {
-      // The documented in-place layouts.
-      switch (a.collective) {
-        case Collective::kAllGather:
-          out[r].assign(outCount, -999);
-          std::copy(in[r].begin(), in[r].end(), out[r].begin() + r * c.count);
-          inPtr = out[r].data() + r * c.count;
-          outPtr = out[r].data();
-          break;
-        case Collective::kReduceScatter:
-          outPtr = in[r].data() + r * c.count;
-          break;
-        default:
-          outPtr = inPtr;
-      }
-    } else {
-      out[r].assign(outCount, -999);
-      outPtr = out[r].data();
-    }
-    if (rootOnlyOutput && r != c.root) outPtr = nullptr;
-    std::vector<size_t> bytes = {inCount * 4, outCount * 4};
-    ASSERT_TRUE(schedules[r].validate(c.n, bytes).isOk()) << schedules[r].validate(c.n, bytes).message();
-    ranks[r] = {&schedules[r], {inPtr, outPtr}};
-  }
-  Status st = simulate(ranks);
-  ASSERT_TRUE(st.isOk()) << st.message();
-  for (int r = 0; r < c.n; ++r) {
-    if (rootOnlyOutput && r != c.root) continue;
-    const int32_t* result = static_cast<const int32_t*>(ranks[r].buffers[1]);
-    for (size_t i = 0; i < outCount; ++i)
-      ASSERT_EQ(result[i], expected(c, r, i)) << "rank " << r << " element " << i;
-  }
-}
+using test::SimCase;
 
 const Collective kCollectives[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
                                    Collective::kAllGather, Collective::kReduceScatter, Collective::kAllToAll};
 
-TEST(SimulatedCollectives, EveryAlgorithmEveryRankCount) {
-  for (const Algorithm& alg : registeredAlgorithms()) {
-    if (std::find(std::begin(kCollectives), std::end(kCollectives), alg.collective) == std::end(kCollectives))
-      continue;
-    const bool reduces = alg.collective == Collective::kAllReduce || alg.collective == Collective::kReduce ||
-                         alg.collective == Collective::kReduceScatter;
-    for (int n = 1; n <= 17; ++n) {
-      for (size_t count : {size_t(0), size_t(1), size_t(n > 1 ? n - 1 : 1), size_t(n), size_t(37), size_t(101)}) {
-        for (RedOp op : {RedOp::kSum, RedOp::kMax, RedOp::kMin, RedOp::kAvg}) {
-          if (!reduces && op != RedOp::kSum) continue;
-          for (bool inPlace : {false, true}) {
-            if (alg.collective == Collective::kAllToAll && inPlace) continue;
-            int roots = (alg.collective == Collective::kBroadcast || alg.collective == Collective::kReduce) ? n : 1;
-            for (int root = 0; root < roots; root += (n > 5 ? 3 : 1)) {
-              runCase({&alg, n, count, op, root, inPlace});
-              if (HasFatalFailure()) return;
-            }
-          }
-        }
+std::vector<const Algorithm*> collectiveAlgorithms() {
+  static const std::vector<Algorithm> all = registeredAlgorithms();
+  std::vector<const Algorithm*> out;
+  for (const Algorithm& a : all)
+    if (std::find(std::begin(kCollectives), std::end(kCollectives), a.collective) != std::end(kCollectives))
+      out.push_back(&a);
+  return out;
+}
+
+const RedOp kOps[] = {RedOp::kSum, RedOp::kMax, RedOp::kMin, RedOp::kAvg};
+
+size_t pick(std::mt19937_64& rng, size_t lo, size_t hi) { return std::uniform_int_distribution<size_t>(lo, hi)(rng); }
+
+// Counts for one (algorithm, n): 0, one below N, one above. Blockwise
+// collectives move N * count per rank, N^2 * count in all: small counts at
+// large N (count 0 costs nothing: every step is dropped).
+std::vector<size_t> countsFor(std::mt19937_64& rng, Collective c, int n) {
+  if (test::blockwise(c) && n > 64) return {0, 1, pick(rng, 2, 4)};
+  if (n > 64) return {0, pick(rng, 1, n - 1), pick(rng, n, 3 * n)};
+  return {0, n > 1 ? pick(rng, 1, n - 1) : 1, pick(rng, n, 3 * n + 40)};
+}
+
+// Runs the case for every op x in/out of place (ops only where they matter)
+// at a few roots: 0, N-1 and a random one.
+void sweep(const Algorithm* alg, int n, size_t count, std::mt19937_64& rng, int opsPerCount, uint64_t seed) {
+  const Collective c = alg->collective;
+  std::vector<int> roots{0};
+  if (test::rooted(c) && n > 1) roots = {0, n - 1, static_cast<int>(pick(rng, 0, n - 1))};
+  std::vector<std::pair<RedOp, bool>> variants;
+  for (RedOp op : kOps)
+    for (bool inPlace : {false, true}) {
+      if (!test::reduces(c) && op != RedOp::kSum) continue;
+      if (c == Collective::kAllToAll && inPlace) continue;  // all-to-all has no in-place form
+      variants.push_back({op, inPlace});
+    }
+  std::shuffle(variants.begin(), variants.end(), rng);
+  if (opsPerCount > 0 && variants.size() > static_cast<size_t>(opsPerCount)) variants.resize(opsPerCount);
+  for (auto [op, inPlace] : variants)
+    for (int root : roots) {
+      SimCase sc{alg, n, count, op, root, inPlace, seed};
+      // Small chunks pipeline even small counts; fewer of them at large N,
+      // where the rank count, not the chunking, is what is being tested.
+      sc.chunkBytes = n <= 17 ? 16 : n <= 64 ? 64 : 512;
+      test::runSimCase(sc);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+void sweepRankCounts(const std::vector<int>& ns, int opsPerCount, uint64_t rngSeed, uint64_t orderSeed = 0) {
+  std::mt19937_64 rng(rngSeed);
+  for (const Algorithm* alg : collectiveAlgorithms())
+    for (int n : ns)
+      for (size_t count : countsFor(rng, alg->collective, n)) {
+        sweep(alg, n, count, rng, opsPerCount, orderSeed);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+}
+
+std::vector<int> range(int lo, int hi) {
+  std::vector<int> v;
+  for (int n = lo; n <= hi; ++n) v.push_back(n);
+  return v;
+}
+
+// Every op and in/out of place at small N, two of them (drawn) above.
+TEST(SimulatedCollectives, RankCounts1To17) { sweepRankCounts(range(1, 17), 0, 1); }
+TEST(SimulatedCollectives, RankCounts18To40) { sweepRankCounts(range(18, 40), 2, 2); }
+TEST(SimulatedCollectives, RankCounts41To64) { sweepRankCounts(range(41, 64), 2, 3); }
+
+// Large N: a few counts, one op each; steps in a random order at 127..129
+// (at 1000+ a random order across all ranks is cache-bound and slow, while
+// what large N tests is the structure, not the ordering).
+TEST(SimulatedCollectives, RankCounts127To129) { sweepRankCounts({127, 128, 129}, 1, 4, 11); }
+TEST(SimulatedCollectives, RankCount1000) { sweepRankCounts({1000}, 1, 5); }
+TEST(SimulatedCollectives, RankCount1024) { sweepRankCounts({1024}, 1, 6); }
+
+// The same algorithms with the steps of all ranks run in random orders: any
+// order the dependencies allow is one a real executor may take.
+TEST(SimulatedCollectives, RandomStepOrders) {
+  std::mt19937_64 rng(5);
+  for (const Algorithm* alg : collectiveAlgorithms())
+    for (int n : {2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 16, 17, 24, 33}) {
+      for (uint64_t seed = 1; seed <= 8; ++seed) {
+        const size_t count = pick(rng, 0, 3 * n + 40);
+        sweep(alg, n, count, rng, 2, seed * 7919 + n);
+        if (HasFatalFailure()) return;
       }
     }
-  }
 }
 
 TEST(SimulatedCollectives, BarrierCompletesForEveryRankCount) {
