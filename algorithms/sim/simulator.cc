@@ -147,11 +147,12 @@ class Sim {
                                std::to_string(step.dst.bytes) + " bytes from rank " + std::to_string(step.peer) +
                                ", got " + std::to_string(msg.size()));
         char* dst = addr(r, step.dst);
-        if (step.kind == StepKind::kRecv)
-          std::memcpy(dst, msg.data(), msg.size());
-        else
+        if (step.kind == StepKind::kRecv) {
+          if (!msg.empty()) std::memcpy(dst, msg.data(), msg.size());
+        } else {
           kernels::reduce(dst, addr(r, step.src), msg.data(), msg.size() / dataTypeSize(step.dtype), step.dtype,
                           step.op);
+        }
         const uint32_t next = rs.recvBegin[step.peer] + ++rs.recvHead[step.peer];
         if (next < rs.recvBegin[step.peer + 1]) tryQueue(r, rs.recvSteps[next]);
         break;
@@ -159,7 +160,7 @@ class Sim {
       case StepKind::kCopy: {
         char* dst = addr(r, step.dst);
         const char* src = addr(r, step.src);
-        if (dst != src) std::memmove(dst, src, step.dst.bytes);
+        if (dst != src && step.dst.bytes > 0) std::memmove(dst, src, step.dst.bytes);
         break;
       }
       case StepKind::kReduce:

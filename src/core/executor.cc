@@ -124,7 +124,7 @@ Status Run::runLocal(StepId id) {
     case StepKind::kCopy: {
       char* dst = address(st.dst);
       const char* src = address(st.src);
-      if (dst != src) std::memmove(dst, src, st.dst.bytes);
+      if (dst != src && st.dst.bytes > 0) std::memmove(dst, src, st.dst.bytes);
       break;
     }
     case StepKind::kReduce:
