@@ -24,7 +24,6 @@ bool later(const Deadline& a, const Deadline& b) {
 RootServer::RootServer(net::Fd listener, const transport::Secret& secret,
                        const RootOptions& options, std::string where)
     : listener_(std::move(listener)),
-      secret_(secret),
       options_(options),
       where_(std::move(where)),
       gate_(secret, options.handshakeTimeoutMs, "rendezvous root at " + where_),

@@ -65,7 +65,6 @@ class RootServer {
 
   net::Fd listener_;
   net::Fd wake_;
-  transport::Secret secret_;
   RootOptions options_;
   std::string where_;
   Gatekeeper gate_;
