@@ -29,7 +29,10 @@ Status createSegment(size_t size, net::Fd* fd, Mapping* map) {
   static const char kHex[] = "0123456789abcdef";
   char hex[2 * sizeof(random) + 1] = {};
   for (size_t i = 0; i < sizeof(random); ++i) hex[2 * i] = kHex[random[i] >> 4], hex[2 * i + 1] = kHex[random[i] & 15];
-  std::string name = std::string("/") + kNamePrefix + hex;
+  // The creator's pid in the name lets a cleanup check tell a leftover (its
+  // creator is gone) from another live process's segment in its one-instant
+  // window between shm_open and shm_unlink.
+  std::string name = std::string("/") + kNamePrefix + std::to_string(getpid()) + "-" + hex;
   int raw = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (raw < 0) return systemError("shm: shm_open(" + name + ")", errno);
   shm_unlink(name.c_str());  // from here on only the descriptor keeps it alive
