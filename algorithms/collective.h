@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/types.h"
+#include "kernels/codec.h"
 
 namespace braid::algo {
 
@@ -40,6 +41,10 @@ struct CollectiveArgs {
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
   // Pipelining granularity chosen by the caller (tuner / BRAID_CHUNK_BYTES).
   size_t chunkBytes = 128 * 1024;
+  // Quantized all-to-all(v) / all-gather (algorithms/quantized): values cross
+  // the wire in codec's format; dtype is codec.hostType.
+  bool quantized = false;
+  kernels::CodecParams codec;
 
   size_t elemSize() const { return dataTypeSize(dtype); }
 };

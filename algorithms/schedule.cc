@@ -12,6 +12,8 @@ const char* stepKindName(StepKind kind) {
     case StepKind::kCopy: return "copy";
     case StepKind::kReduce: return "reduce";
     case StepKind::kDivide: return "divide";
+    case StepKind::kEncode: return "encode";
+    case StepKind::kDecode: return "decode";
   }
   return "?";
 }
@@ -65,6 +67,22 @@ StepId Schedule::append(const Schedule& other, int bufferShift) {
   return stepShift;
 }
 
+// The host side must hold whole values and the wire side exactly their
+// encoding, or encode / decode would run past a region.
+static Status checkCodecStep(const Step& s, size_t i) {
+  Status params = kernels::checkCodecParams(s.codec);
+  if (!params.isOk()) return internalError("step " + std::to_string(i) + ": " + params.message());
+  const bool enc = s.kind == StepKind::kEncode;
+  const Region& host = enc ? s.src : s.dst;
+  const Region& wire = enc ? s.dst : s.src;
+  const size_t es = dataTypeSize(s.codec.hostType);
+  if (host.bytes % es != 0 || wire.bytes != kernels::encodedBytes(s.codec, host.bytes / es))
+    return internalError("step " + std::to_string(i) + " " + stepKindName(s.kind) + "s " +
+                         std::to_string(host.bytes) + " host bytes to or from " + std::to_string(wire.bytes) +
+                         " wire bytes, which is not their encoding");
+  return Status::ok();
+}
+
 Status Schedule::validate(int nranks, const std::vector<size_t>& bufferBytes) const {
   auto checkRegion = [&](const Region& r, size_t i, const char* which) -> Status {
     size_t limit = 0;
@@ -97,6 +115,8 @@ Status Schedule::validate(int nranks, const std::vector<size_t>& bufferBytes) co
     if (s.kind != StepKind::kSend) BRAID_RETURN_IF_ERROR(checkRegion(s.dst, i, "dst"));
     if (s.kind == StepKind::kRecvReduce && s.src.bytes != s.dst.bytes)
       return internalError("step " + std::to_string(i) + " reduces regions of different sizes");
+    if (s.kind == StepKind::kEncode || s.kind == StepKind::kDecode)
+      BRAID_RETURN_IF_ERROR(checkCodecStep(s, i));
   }
   return Status::ok();
 }
@@ -116,6 +136,21 @@ std::string Schedule::describe() const {
     out << "\n";
   }
   return out.str();
+}
+
+Step encodeStep(const kernels::CodecParams& codec, Region src, Region dst) {
+  Step s;
+  s.kind = StepKind::kEncode;
+  s.src = src;
+  s.dst = dst;
+  s.codec = codec;
+  return s;
+}
+
+Step decodeStep(const kernels::CodecParams& codec, Region src, Region dst) {
+  Step s = encodeStep(codec, src, dst);
+  s.kind = StepKind::kDecode;
+  return s;
 }
 
 Step sendStep(int peer, Region src, uint8_t tagKind) {

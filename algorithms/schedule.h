@@ -19,6 +19,7 @@
 
 #include "base/status.h"
 #include "base/types.h"
+#include "kernels/codec.h"
 
 namespace braid::algo {
 
@@ -44,6 +45,8 @@ enum class StepKind : uint8_t {
   kCopy,        // dst = src (skipped when they are the same bytes)
   kReduce,      // dst = dst op src
   kDivide,      // dst /= divisor (Avg's one division at the end)
+  kEncode,      // dst (wire bytes) = codec.encode(src host values); quantized collectives
+  kDecode,      // dst (host values) = codec.decode(src wire bytes)
 };
 
 const char* stepKindName(StepKind kind);
@@ -60,6 +63,7 @@ struct Step {
   RedOp op = RedOp::kSum;
   uint64_t divisor = 1;
   uint8_t tagKind = 0;  // which collective, folded into wire tags to catch mismatched calls
+  kernels::CodecParams codec;  // kEncode / kDecode only
   uint32_t depBegin = 0, depCount = 0;  // into Schedule::deps
 };
 
@@ -95,6 +99,10 @@ Step recvStep(int peer, Region dst, uint8_t tagKind);
 Step recvReduceStep(int peer, Region src, Region dst, DataType dtype, RedOp op, uint8_t tagKind);
 Step copyStep(Region src, Region dst);
 Step divideStep(Region dst, DataType dtype, uint64_t divisor);
+// src: host values (codec.hostType); dst: their encodedBytes() wire bytes.
+Step encodeStep(const kernels::CodecParams& codec, Region src, Region dst);
+// src: wire bytes; dst: the host values they decode to.
+Step decodeStep(const kernels::CodecParams& codec, Region src, Region dst);
 
 // [begin, end) of part i when splitting `count` items into `parts` near-equal
 // parts (the first count % parts parts get one more).

@@ -35,7 +35,9 @@ struct Graph {
       kind.push_back(step.kind);
       rank.push_back(r);
       peer.push_back(static_cast<uint32_t>(step.peer));
-      bytes.push_back(step.kind == StepKind::kSend ? step.src.bytes : step.dst.bytes);
+      // Sends move their source; an encode works on its host values; the rest on dst.
+      const bool bySrc = step.kind == StepKind::kSend || step.kind == StepKind::kEncode;
+      bytes.push_back(bySrc ? step.src.bytes : step.dst.bytes);
       waiting.push_back(step.depCount);
     }
     // Dependents: count, then fill (deps point backwards within the rank).

@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "algorithms/local_step.h"
 #include "kernels/reduce.h"
 
 // Event-driven: a step enters the eligible pool exactly once, when the last of
@@ -157,18 +158,8 @@ class Sim {
         if (next < rs.recvBegin[step.peer + 1]) tryQueue(r, rs.recvSteps[next]);
         break;
       }
-      case StepKind::kCopy: {
-        char* dst = addr(r, step.dst);
-        const char* src = addr(r, step.src);
-        if (dst != src && step.dst.bytes > 0) std::memmove(dst, src, step.dst.bytes);
-        break;
-      }
-      case StepKind::kReduce:
-        kernels::reduce(addr(r, step.dst), addr(r, step.dst), addr(r, step.src),
-                        step.dst.bytes / dataTypeSize(step.dtype), step.dtype, step.op);
-        break;
-      case StepKind::kDivide:
-        kernels::divideBy(addr(r, step.dst), step.dst.bytes / dataTypeSize(step.dtype), step.dtype, step.divisor);
+      default:
+        runLocalStep(step, step.kind == StepKind::kDivide ? nullptr : addr(r, step.src), addr(r, step.dst));
         break;
     }
     rs.finished++;

@@ -227,6 +227,80 @@ BRAID_API braidResult_t braidRecv(void* recvbuff, size_t count, braidDataType_t 
                                   int peer, braidComm_t comm, braidStream_t stream);
 BRAID_API braidResult_t braidBarrier(braidComm_t comm, braidStream_t stream);
 
+/* ---- Quantized collectives ---------------------------------------------- */
+
+/* The values cross the wire in a narrower format and are widened again on
+ * arrival, for tensors that tolerate it (DLRM's pooled embeddings and their
+ * gradients: fp16 forward, bf16 backward). Input and output stay braidFloat32
+ * or braidBfloat16; encoding, transfer and decoding overlap chunk by chunk.
+ * Every rank receives exactly decode(encode(x)) of what its peer sent (its own
+ * block too): the wire adds no error beyond the codec's, whose bounds are:
+ *   Float16   |err| <= 2^-11 |x| + 2^-25 / lossScale, round to nearest even,
+ *             saturating at +-65504 / lossScale (never inf from a finite x)
+ *   Bfloat16  |err| <= 2^-8 |x| + 2^-134
+ *   Float8e4m3 / Float8e5m2: one power-of-two scale per block of blockSize
+ *             values (sent with the block); with amax the block's largest |x|:
+ *             e4m3 |err| <= max(2^-4 |x|, 2^-17 amax), e5m2 <= max(2^-3 |x|, 2^-31 amax)
+ * NaN stays NaN, inf stays inf (e4m3 has none: it becomes NaN). Ranks must pass
+ * the same codec (a mismatch fails with braidRemoteError) and the same config.
+ * braidCodecNone runs the plain collective. */
+typedef enum {
+  braidCodecNone = 0,
+  braidCodecFloat16 = 1,
+  braidCodecBfloat16 = 2,
+  braidCodecFloat8e4m3 = 3,
+  braidCodecFloat8e5m2 = 4,
+  braidNumCodecs = 5
+} braidCodec_t;
+
+/* Per-call codec settings; start from BRAID_QUANT_CONFIG_INITIALIZER. A NULL
+ * config means the initializer's values. Per call rather than per
+ * communicator because a dynamic loss scale changes from step to step. */
+#define BRAID_QUANT_CONFIG_MAGIC 0x62727163u /* "brqc" */
+#define BRAID_QUANT_CONFIG_VERSION 1
+typedef struct {
+  size_t size;          /* sizeof(braidQuantConfig_t), set by the initializer */
+  unsigned int magic;   /* BRAID_QUANT_CONFIG_MAGIC */
+  unsigned int version; /* BRAID_QUANT_CONFIG_VERSION */
+  float lossScale;      /* Float16 only (1 otherwise): in [2^-64, 2^64]; multiplies
+                           before encoding, divides after decoding. 1: none */
+  unsigned int blockSize; /* fp8 only: values per scaled block, a multiple of 8 in
+                             [8, 65536]; 0: the default (256) */
+} braidQuantConfig_t;
+
+#define BRAID_QUANT_CONFIG_INITIALIZER \
+  { sizeof(braidQuantConfig_t), BRAID_QUANT_CONFIG_MAGIC, BRAID_QUANT_CONFIG_VERSION, 1.0f, 0 }
+
+/* As braidAllToAll / braidAllToAllv / braidAllGather (counts in elements of
+ * datatype, which is braidFloat32 or braidBfloat16), with the wire in codec. */
+BRAID_API braidResult_t braidAllToAllQuantized(const void* sendbuff, void* recvbuff, size_t count,
+                                               braidDataType_t datatype, braidCodec_t codec,
+                                               braidComm_t comm, braidStream_t stream);
+BRAID_API braidResult_t braidAllToAllvQuantized(const void* sendbuff, const size_t sendcounts[],
+                                                const size_t sdispls[], void* recvbuff,
+                                                const size_t recvcounts[], const size_t rdispls[],
+                                                braidDataType_t datatype, braidCodec_t codec,
+                                                braidComm_t comm, braidStream_t stream);
+BRAID_API braidResult_t braidAllGatherQuantized(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                                braidDataType_t datatype, braidCodec_t codec,
+                                                braidComm_t comm, braidStream_t stream);
+/* The same with codec settings (config may be NULL). */
+BRAID_API braidResult_t braidAllToAllQuantizedConfig(const void* sendbuff, void* recvbuff, size_t count,
+                                                     braidDataType_t datatype, braidCodec_t codec,
+                                                     const braidQuantConfig_t* config,
+                                                     braidComm_t comm, braidStream_t stream);
+BRAID_API braidResult_t braidAllToAllvQuantizedConfig(const void* sendbuff, const size_t sendcounts[],
+                                                      const size_t sdispls[], void* recvbuff,
+                                                      const size_t recvcounts[], const size_t rdispls[],
+                                                      braidDataType_t datatype, braidCodec_t codec,
+                                                      const braidQuantConfig_t* config,
+                                                      braidComm_t comm, braidStream_t stream);
+BRAID_API braidResult_t braidAllGatherQuantizedConfig(const void* sendbuff, void* recvbuff,
+                                                      size_t sendcount, braidDataType_t datatype,
+                                                      braidCodec_t codec,
+                                                      const braidQuantConfig_t* config,
+                                                      braidComm_t comm, braidStream_t stream);
+
 /* Calls between GroupStart and GroupEnd are validated and queued; GroupEnd
  * launches them together (one fused schedule per communicator), so a user can
  * write all-to-all-v as a group of sends and receives. Groups nest; only the

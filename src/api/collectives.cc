@@ -2,6 +2,7 @@
 // sent and no buffer touched on error), then build the op and launch it.
 #include <braid/braid.h>
 
+#include "api/exchange.h"
 #include "api/handles.h"
 #include "api/validate.h"
 #include "core/launch.h"
@@ -32,6 +33,13 @@ braid::algo::CollectiveArgs argsOf(braidComm_t comm, Collective c, size_t count,
   a.count = count;
   a.dtype = dt(t);
   return a;
+}
+
+// A quantized call: the schedule comes from algorithms/quantized, in codec's format.
+void withCodec(const braid::kernels::CodecParams* codec, braid::algo::CollectiveArgs* args) {
+  if (!codec) return;
+  args->quantized = true;
+  args->codec = *codec;
 }
 
 #define CHECK(expr) BRAID_RETURN_IF_ERROR(expr)
@@ -90,9 +98,12 @@ Status reduce(const void* send, void* recv, size_t count, braidDataType_t t, bra
   return launchCollective(comm, stream, args, send, isRoot ? recv : nullptr);
 }
 
-Status allGather(const void* send, void* recv, size_t sendcount, braidDataType_t t,
-                 braidComm_t comm, braidStream_t stream) {
-  const char* fn = "braidAllGather";
+}  // namespace
+
+namespace braid::api {
+
+Status allGather(const char* fn, const void* send, void* recv, size_t sendcount, braidDataType_t t,
+                 const kernels::CodecParams* codec, braidComm_t comm, braidStream_t stream) {
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
   const int n = comm->impl->nranks(), r = comm->impl->rank();
@@ -104,8 +115,14 @@ Status allGather(const void* send, void* recv, size_t sendcount, braidDataType_t
   bool inPlace = recv && send == static_cast<const char*>(recv) + r * bytes;
   CHECK(api::checkOverlap(fn, send, bytes, recv, total, inPlace,
                           "in place means sendbuff == recvbuff + rank * sendcount"));
-  return launchCollective(comm, stream, argsOf(comm, Collective::kAllGather, sendcount, t), send, recv);
+  auto args = argsOf(comm, Collective::kAllGather, sendcount, t);
+  withCodec(codec, &args);
+  return launchCollective(comm, stream, args, send, recv);
 }
+
+}  // namespace braid::api
+
+namespace {
 
 Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataType_t t,
                      braidRedOp_t op, braidComm_t comm, braidStream_t stream) {
@@ -127,9 +144,12 @@ Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataTy
   return launchCollective(comm, stream, args, send, recv);
 }
 
-Status allToAll(const void* send, void* recv, size_t count, braidDataType_t t, braidComm_t comm,
-                braidStream_t stream) {
-  const char* fn = "braidAllToAll";
+}  // namespace
+
+namespace braid::api {
+
+Status allToAll(const char* fn, const void* send, void* recv, size_t count, braidDataType_t t,
+                const kernels::CodecParams* codec, braidComm_t comm, braidStream_t stream) {
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
   size_t total;
@@ -137,7 +157,9 @@ Status allToAll(const void* send, void* recv, size_t count, braidDataType_t t, b
   CHECK(api::checkBuffer(fn, "sendbuff", send, total));
   CHECK(api::checkBuffer(fn, "recvbuff", recv, total));
   CHECK(api::checkOverlap(fn, send, total, recv, total, false, "all-to-all has no in-place form"));
-  return launchCollective(comm, stream, argsOf(comm, Collective::kAllToAll, count, t), send, recv);
+  auto args = argsOf(comm, Collective::kAllToAll, count, t);
+  withCodec(codec, &args);
+  return launchCollective(comm, stream, args, send, recv);
 }
 
 // Extent in bytes of the blocks (count[p], displ[p]) for all p.
@@ -157,10 +179,9 @@ Status vectorExtent(const char* fn, const char* countsName, const char* displsNa
   return Status::ok();
 }
 
-Status allToAllv(const void* send, const size_t sendcounts[], const size_t sdispls[], void* recv,
-                 const size_t recvcounts[], const size_t rdispls[], braidDataType_t t,
-                 braidComm_t comm, braidStream_t stream) {
-  const char* fn = "braidAllToAllv";
+Status allToAllv(const char* fn, const void* send, const size_t sendcounts[], const size_t sdispls[],
+                 void* recv, const size_t recvcounts[], const size_t rdispls[], braidDataType_t t,
+                 const kernels::CodecParams* codec, braidComm_t comm, braidStream_t stream) {
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
   if (!sendcounts || !sdispls || !recvcounts || !rdispls)
@@ -179,8 +200,18 @@ Status allToAllv(const void* send, const size_t sendcounts[], const size_t sdisp
   args.sendDispls.assign(sdispls, sdispls + n);
   args.recvCounts.assign(recvcounts, recvcounts + n);
   args.recvDispls.assign(rdispls, rdispls + n);
+  if (codec && sendcounts[comm->impl->rank()] != recvcounts[comm->impl->rank()])
+    return braid::invalidArgument(std::string(fn) + ": sendcounts[own rank] = " +
+                                  std::to_string(sendcounts[comm->impl->rank()]) + " but recvcounts[own rank] = " +
+                                  std::to_string(recvcounts[comm->impl->rank()]) +
+                                  " (the own block goes through the codec into the output, so they must match)");
+  withCodec(codec, &args);
   return launchCollective(comm, stream, args, send, recv);
 }
+
+}  // namespace braid::api
+
+namespace {
 
 Status pointToPoint(bool isSend, const void* buf, size_t count, braidDataType_t t, int peer,
                     braidComm_t comm, braidStream_t stream) {
@@ -229,7 +260,7 @@ braidResult_t braidReduce(const void* s, void* r, size_t count, braidDataType_t 
 }
 braidResult_t braidAllGather(const void* s, void* r, size_t sendcount, braidDataType_t t,
                              braidComm_t comm, braidStream_t stream) {
-  return api::report(comm, allGather(s, r, sendcount, t, comm, stream));
+  return api::report(comm, api::allGather("braidAllGather", s, r, sendcount, t, nullptr, comm, stream));
 }
 braidResult_t braidReduceScatter(const void* s, void* r, size_t recvcount, braidDataType_t t,
                                  braidRedOp_t op, braidComm_t comm, braidStream_t stream) {
@@ -237,12 +268,12 @@ braidResult_t braidReduceScatter(const void* s, void* r, size_t recvcount, braid
 }
 braidResult_t braidAllToAll(const void* s, void* r, size_t count, braidDataType_t t, braidComm_t comm,
                             braidStream_t stream) {
-  return api::report(comm, allToAll(s, r, count, t, comm, stream));
+  return api::report(comm, api::allToAll("braidAllToAll", s, r, count, t, nullptr, comm, stream));
 }
 braidResult_t braidAllToAllv(const void* s, const size_t sc[], const size_t sd[], void* r,
                              const size_t rc[], const size_t rd[], braidDataType_t t, braidComm_t comm,
                              braidStream_t stream) {
-  return api::report(comm, allToAllv(s, sc, sd, r, rc, rd, t, comm, stream));
+  return api::report(comm, api::allToAllv("braidAllToAllv", s, sc, sd, r, rc, rd, t, nullptr, comm, stream));
 }
 braidResult_t braidSend(const void* s, size_t count, braidDataType_t t, int peer, braidComm_t comm,
                         braidStream_t stream) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "algorithms/quantized/quantized.h"
 #include "base/env.h"
 #include "base/log.h"
 #include "core/bootstrap/bootstrap.h"
@@ -115,6 +116,7 @@ algo::Tuner& Communicator::tuner() const {
 
 Status Communicator::buildCollective(const algo::CollectiveArgs& args, const void* input,
                                      void* output, Op* op) const {
+  if (args.quantized) return buildQuantized(args, input, output, op);
   algo::Pick pick = tuner().pick(args.collective, args.count * args.elemSize(), config_.overrides);
   if (pick.algorithm == nullptr)
     return notSupported(std::string("no algorithm for ") + algo::collectiveName(args.collective));
@@ -124,6 +126,19 @@ Status Communicator::buildCollective(const algo::CollectiveArgs& args, const voi
   op->algorithm = pick.algorithm->name;
   op->schedule = algo::Schedule();
   BRAID_RETURN_IF_ERROR(pick.algorithm->build(tuned, &op->schedule));
+  op->buffers = {{const_cast<void*>(input), 0}, {output, 0}};
+  return Status::ok();
+}
+
+Status Communicator::buildQuantized(const algo::CollectiveArgs& args, const void* input, void* output,
+                                    Op* op) const {
+  op->collective = args.collective;
+  op->algorithm = std::string(args.collective == algo::Collective::kAllGather ? "ring" : "pairwise") + "+" +
+                  kernels::wireFormatName(args.codec.format);
+  op->schedule = algo::Schedule();
+  BRAID_RETURN_IF_ERROR(args.collective == algo::Collective::kAllGather
+                            ? algo::buildQuantizedAllGather(args, &op->schedule)
+                            : algo::buildQuantizedAllToAll(args, &op->schedule));
   op->buffers = {{const_cast<void*>(input), 0}, {output, 0}};
   return Status::ok();
 }

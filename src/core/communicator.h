@@ -89,6 +89,8 @@ class Communicator {
   std::string defaultTracePath() const;
 
  private:
+  // Quantized all-to-all(v) / all-gather: fixed schedules, not the tuner's.
+  Status buildQuantized(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) const;
   Communicator(int nranks, int rank, const CommConfig& config);
   Status connectPeers();
   void fail(const Status& status);

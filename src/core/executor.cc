@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "algorithms/local_step.h"
 #include "kernels/reduce.h"
 
 namespace braid::core {
@@ -120,23 +121,8 @@ Status Run::prepare() {
 
 Status Run::runLocal(StepId id) {
   const Step& st = s_.steps[id];
-  switch (st.kind) {
-    case StepKind::kCopy: {
-      char* dst = address(st.dst);
-      const char* src = address(st.src);
-      if (dst != src && st.dst.bytes > 0) std::memmove(dst, src, st.dst.bytes);
-      break;
-    }
-    case StepKind::kReduce:
-      kernels::reduce(address(st.dst), address(st.dst), address(st.src),
-                      st.dst.bytes / dataTypeSize(st.dtype), st.dtype, st.op);
-      break;
-    case StepKind::kDivide:
-      kernels::divideBy(address(st.dst), st.dst.bytes / dataTypeSize(st.dtype), st.dtype, st.divisor);
-      break;
-    default:
-      return internalError("runLocal on a communication step");
-  }
+  // Divide reads and writes dst; its src region is unset.
+  algo::runLocalStep(st, st.kind == StepKind::kDivide ? nullptr : address(st.src), address(st.dst));
   return complete(id);
 }
 

@@ -1,0 +1,119 @@
+// Quantized pairwise all-to-all(v). Every block is cut into chunks of
+// quantizedChunkElems(); each chunk is encoded into a send slot, sent, and on
+// the other side received into a receive slot and decoded into the output.
+//
+// Sends follow one sequence: the own block first (encode, then decode
+// straight from the slot into the output), then the blocks for ranks r+1,
+// r+2, ... in turn; receives follow r-1, r-2, .... Both sequences cycle
+// through kQuantWindow slots, and a slot is reused only once the chunk that
+// held it has left (send) or been decoded (receive). So at most kQuantWindow
+// chunks are encoded ahead of the wire and scratch stays a few chunks per
+// direction whatever N is. The sequences cannot deadlock: in round k every
+// rank sends to r+k and receives from r-k, and a rank's progress in round k
+// needs nothing from round k+1.
+#include <algorithm>
+#include <string>
+
+#include "algorithms/quantized/quantized.h"
+
+namespace braid::algo {
+namespace {
+
+struct Block {
+  size_t offset = 0;  // bytes into the caller's buffer
+  size_t count = 0;   // elements
+};
+
+class AllToAllBuilder {
+ public:
+  AllToAllBuilder(const CollectiveArgs& a, Schedule* out)
+      : a_(a), out_(out), es_(a.elemSize()), chunk_(quantizedChunkElems(a)),
+        tag_(quantizedTagKind(a.collective, a.codec.format)) {}
+
+  Status build() {
+    const int n = a_.nranks, r = a_.rank;
+    if (sendBlock(r).count != recvBlock(r).count)
+      return invalidArgument("quantized all-to-all-v: sendcounts[own rank] (" + std::to_string(sendBlock(r).count) +
+                             ") differs from recvcounts[own rank] (" + std::to_string(recvBlock(r).count) + ")");
+    size_t largest = 0, sendChunks = 0, recvChunks = 0;
+    for (int p = 0; p < n; ++p) {
+      largest = std::max({largest, sendBlock(p).count, recvBlock(p).count});
+      sendChunks += chunks(sendBlock(p).count);
+      if (p != r) recvChunks += chunks(recvBlock(p).count);
+    }
+    slotBytes_ = kernels::encodedBytes(a_.codec, std::min(largest, chunk_));
+    sendSlots_ = std::min(kQuantWindow, sendChunks);
+    recvSlots_ = std::min(kQuantWindow, recvChunks);
+    if (sendSlots_) sendScratch_ = out_->addScratch(sendSlots_ * slotBytes_);
+    if (recvSlots_) recvScratch_ = out_->addScratch(recvSlots_ * slotBytes_);
+    // Receives first, so the first window of them is posted before any encoding.
+    for (int k = 1; k < n; ++k) addReceives((r - k + n) % n);
+    for (int k = 0; k < n; ++k) addSends((r + k) % n);
+    return Status::ok();
+  }
+
+ private:
+  Block sendBlock(int p) const {
+    if (a_.collective == Collective::kAllToAllv) return {a_.sendDispls[p] * es_, a_.sendCounts[p]};
+    return {p * a_.count * es_, a_.count};
+  }
+  Block recvBlock(int p) const {
+    if (a_.collective == Collective::kAllToAllv) return {a_.recvDispls[p] * es_, a_.recvCounts[p]};
+    return {p * a_.count * es_, a_.count};
+  }
+  size_t chunks(size_t count) const { return (count + chunk_ - 1) / chunk_; }
+  size_t chunkCount(const Block& b, size_t j) const { return std::min(chunk_, b.count - j * chunk_); }
+  Region slot(int scratch, size_t g, size_t slots, size_t count) const {
+    return {scratch, (g % slots) * slotBytes_, kernels::encodedBytes(a_.codec, count)};
+  }
+  StepId after(const std::vector<StepId>& released, size_t g) const {
+    return g >= kQuantWindow ? released[g - kQuantWindow] : kNoStep;
+  }
+
+  void addReceives(int p) {
+    const Block b = recvBlock(p);
+    for (size_t j = 0; j < chunks(b.count); ++j) {
+      const size_t g = recvReleased_.size(), m = chunkCount(b, j);
+      const Region wire = slot(recvScratch_, g, recvSlots_, m);
+      StepId got = out_->add(recvStep(p, wire, tag_), {after(recvReleased_, g)});
+      recvReleased_.push_back(
+          out_->add(decodeStep(a_.codec, wire, {kOutput, b.offset + j * chunk_ * es_, m * es_}), {got}));
+    }
+  }
+
+  void addSends(int p) {
+    const Block b = sendBlock(p);
+    for (size_t j = 0; j < chunks(b.count); ++j) {
+      const size_t g = sendReleased_.size(), m = chunkCount(b, j);
+      const Region wire = slot(sendScratch_, g, sendSlots_, m);
+      StepId encoded = out_->add(encodeStep(a_.codec, {kInput, b.offset + j * chunk_ * es_, m * es_}, wire),
+                                 {after(sendReleased_, g)});
+      if (p == a_.rank) {
+        const Region own{kOutput, recvBlock(p).offset + j * chunk_ * es_, m * es_};
+        sendReleased_.push_back(out_->add(decodeStep(a_.codec, wire, own), {encoded}));
+      } else {
+        sendReleased_.push_back(out_->add(sendStep(p, wire, tag_), {encoded}));
+      }
+    }
+  }
+
+  const CollectiveArgs& a_;
+  Schedule* out_;
+  const size_t es_, chunk_;
+  const uint8_t tag_;
+  size_t slotBytes_ = 0, sendSlots_ = 0, recvSlots_ = 0;
+  int sendScratch_ = 0, recvScratch_ = 0;
+  std::vector<StepId> sendReleased_, recvReleased_;  // by sequence index: the step that frees the slot
+};
+
+}  // namespace
+
+Status buildQuantizedAllToAll(const CollectiveArgs& a, Schedule* out) {
+  if (!a.quantized || (a.collective != Collective::kAllToAll && a.collective != Collective::kAllToAllv))
+    return internalError("buildQuantizedAllToAll called for a non-quantized or non-all-to-all collective");
+  BRAID_RETURN_IF_ERROR(kernels::checkCodecParams(a.codec));
+  if (a.codec.hostType != a.dtype) return internalError("quantized all-to-all: codec host type differs from dtype");
+  return AllToAllBuilder(a, out).build();
+}
+
+}  // namespace braid::algo
