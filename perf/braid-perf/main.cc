@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench.h"
+#include "quant_bench.h"
 #include "options.h"
 #include "report.h"
 #include "sizes.h"
@@ -89,12 +90,13 @@ int run(PerfOptions& opts) {
   }
 
   const bool root0 = ctx.rank == 0;
+  const bool quantized = opts.quant.codec != braidCodecNone;
   if (root0) {
     std::printf("%s\n#\n# Using devices\n", parametersLine(opts, ctx.nranks).c_str());
     for (int r = 0; r < ctx.nranks; ++r) {
       std::printf("%s\n", rankLine(r, infos[r].pid, infos[r].host).c_str());
     }
-    std::printf("#\n%s", tableHeader().c_str());
+    std::printf("#\n%s", quantized ? quantTableHeader(opts.quant, opts.types.front()).c_str() : tableHeader().c_str());
     std::fflush(stdout);
   }
 
@@ -116,6 +118,30 @@ int run(PerfOptions& opts) {
       const ValuePlan plan = makePlan(type, op, ctx.nranks);
       for (size_t size : sizes) {
         const Layout layout = coll.layout(size, typeInfo(type).size, ctx.nranks, ctx.rank);
+        if (quantized) {
+          QuantResult q[2] = {runQuantCell(ctx, opts, layout, type, false, buffers),
+                              runQuantCell(ctx, opts, layout, type, true, buffers)};
+          for (const QuantResult& r : q) {
+            if (r.timing.skipped) continue;
+            failedChecks += r.error.violations > 0;
+            busBwSum += r.timing.busBw;
+            ++busBwCount;
+          }
+          if (root0) {
+            std::printf("%s%s%s\n",
+                        rowPrefix(layout.bytes, layout.count, typeInfo(type).name, codecName(opts.quant.codec), -1)
+                            .substr(0, 12 + 2 + 12 + 2 + 8 + 2 + 6)
+                            .c_str(),
+                        quantCells(q[0].timing.skipped, q[0].timing.timeUs, q[0].timing.algBw, q[0].timing.busBw,
+                                   q[0].error)
+                            .c_str(),
+                        quantCells(q[1].timing.skipped, q[1].timing.timeUs, q[1].timing.algBw, q[1].timing.busBw,
+                                   q[1].error)
+                            .c_str());
+            std::fflush(stdout);
+          }
+          continue;
+        }
         Result cells[2];
         cells[0] = runCell(ctx, opts, layout, plan, false, buffers);
         if (coll.hasInPlace) {

@@ -20,6 +20,7 @@ struct RawFlags {
   std::string minBytes = "32M", maxBytes = "32M", stepBytes = "1M";
   std::string datatype = "float", op = "sum";
   int check = 1, blocking = 0, average = 3;
+  std::string quant = "none";
 };
 
 void addFlags(CLI::App* sub, PerfOptions& o, RawFlags& raw) {
@@ -61,6 +62,14 @@ void addFlags(CLI::App* sub, PerfOptions& o, RawFlags& raw) {
                   "collectives' entries are kept). The names are the library's algorithm "
                   "registry's; an unknown one fails init with the list of known ones, and a "
                   "collective gets choices as algorithms are added to the registry");
+  sub->add_option("-q,--quant", raw.quant,
+                  "alltoall / allgather only: send the values as fp16, bf16, e4m3 or e5m2 on the wire "
+                  "(quantized collective; -d float or bfloat16). busbw counts the caller's payload; the "
+                  "error columns replace #wrong")
+      ->capture_default_str();
+  sub->add_option("--fp8-block", o.quant.blockSize, "-q e4m3 / e5m2: values per scaled block")
+      ->capture_default_str();
+  sub->add_option("--loss-scale", o.quant.lossScale, "-q fp16: loss scale")->capture_default_str();
 }
 
 // Converts the raw flags; "" on success, else the message for the user.
@@ -92,6 +101,15 @@ std::string finish(PerfOptions& o, const RawFlags& raw) {
     o.ops = {*op};
   } else {
     return "-o: unknown op " + raw.op;
+  }
+  std::optional<braidCodec_t> codec = parseCodec(raw.quant);
+  if (!codec) return "-q: unknown codec " + raw.quant + " (fp16, bf16, e4m3, e5m2, none)";
+  o.quant.codec = *codec;
+  if (o.quant.codec != braidCodecNone) {
+    if (o.collective->kind != CollectiveKind::kAllToAll && o.collective->kind != CollectiveKind::kAllGather)
+      return std::string("-q: only alltoall and allgather have quantized forms, not ") + o.collective->name;
+    for (braidDataType_t t : o.types)
+      if (t != braidFloat32 && t != braidBfloat16) return "-q: -d must be float or bfloat16";
   }
   o.check = raw.check != 0;
   o.blocking = raw.blocking != 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives.h"
+#include "quant_error.h"
 
 namespace braid::perf {
 
@@ -30,6 +31,7 @@ struct PerfOptions {
   bool blocking = false;
   TimeReduce timeReduce = TimeReduce::kMax;
   std::string algo;  // -A: forced algorithm name, "" for the tuner's choice
+  QuantSettings quant;  // -q: codec None runs the plain collective
 };
 
 // Parses argv. On --help or a usage error, prints what CLI11 prints (or the
