@@ -19,10 +19,17 @@
 
 namespace braid::algo {
 
-// Encoded chunks in flight per direction: encode of chunk j + kQuantWindow
-// waits until chunk j has left, bounding scratch at a few chunks and forcing
-// the executor to interleave encoding with progress on the wire.
-constexpr size_t kQuantWindow = 4;
+// Encoded chunks in flight per direction: encoding chunk j + window waits
+// until chunk j has left, which bounds scratch and forces the executor to
+// interleave encoding with progress on the wire. The window must still hold
+// a link's bandwidth-delay product, or the codec's saving is lost to a
+// stalled pipe (1 Gbit/s behind a few ms of queue needs about a megabyte in
+// flight): so about kQuantInFlightBytes of wire, at least kQuantMinWindow
+// chunks.
+constexpr size_t kQuantMinWindow = 4;
+constexpr size_t kQuantMaxWindow = 256;
+constexpr size_t kQuantInFlightBytes = 4u << 20;
+size_t quantizedWindow(size_t slotBytes);
 
 // Wire tag kind of a quantized collective: distinct per collective and wire
 // format, so ranks that disagree on the codec fail with a tag mismatch

@@ -5,7 +5,7 @@
 // decoding every chunk into the output as it lands. The own block is decoded
 // from its encoding too, so all ranks hold identical outputs.
 //
-// Pipelining: encoding chunk j + kQuantWindow waits for chunk j's first send,
+// Pipelining: encoding chunk j + window (quantizedWindow) waits for chunk j's first send,
 // so encoding interleaves with the wire; a chunk is forwarded as soon as it
 // has arrived, and decoded while later chunks are still in flight.
 //
@@ -31,6 +31,7 @@ Status buildQuantizedAllGather(const CollectiveArgs& a, Schedule* out) {
   const int wire = out->addScratch(n * slotBytes);
   const uint8_t tag = quantizedTagKind(a.collective, a.codec.format);
   const int next = (r + 1) % n, prev = (r - 1 + n) % n;
+  const size_t window = quantizedWindow(kernels::encodedBytes(a.codec, std::min(chunk, a.count)));
 
   auto elems = [&](size_t j) { return std::min(chunk, a.count - j * chunk); };
   auto wireChunk = [&](int owner, size_t j) {
@@ -44,10 +45,10 @@ Status buildQuantizedAllGather(const CollectiveArgs& a, Schedule* out) {
   // Own block: encode, decode into place, first send.
   std::vector<StepId> firstSend(nChunks, kNoStep);
   for (size_t j = 0; j < nChunks; ++j) {
-    StepId window = j >= kQuantWindow ? firstSend[j - kQuantWindow] : kNoStep;
+    StepId slot = j >= window ? firstSend[j - window] : kNoStep;
     // In place (input == own output block) is safe: chunk j's decode waits for
     // its encode, and nothing reads input chunk j afterwards.
-    StepId encoded = out->add(encodeStep(a.codec, {kInput, j * chunk * es, elems(j) * es}, wireChunk(r, j)), {window});
+    StepId encoded = out->add(encodeStep(a.codec, {kInput, j * chunk * es, elems(j) * es}, wireChunk(r, j)), {slot});
     out->add(decodeStep(a.codec, wireChunk(r, j), outputChunk(r, j)), {encoded});
     if (n > 1) firstSend[j] = out->add(sendStep(next, wireChunk(r, j), tag), {encoded});
     else firstSend[j] = encoded;

@@ -5,8 +5,8 @@
 // Sends follow one sequence: the own block first (encode, then decode
 // straight from the slot into the output), then the blocks for ranks r+1,
 // r+2, ... in turn; receives follow r-1, r-2, .... Both sequences cycle
-// through kQuantWindow slots, and a slot is reused only once the chunk that
-// held it has left (send) or been decoded (receive). So at most kQuantWindow
+// through a window of slots (quantizedWindow), and a slot is reused only once the chunk that
+// held it has left (send) or been decoded (receive). So at most a window of
 // chunks are encoded ahead of the wire and scratch stays a few chunks per
 // direction whatever N is. The sequences cannot deadlock: in round k every
 // rank sends to r+k and receives from r-k, and a rank's progress in round k
@@ -42,8 +42,9 @@ class AllToAllBuilder {
       if (p != r) recvChunks += chunks(recvBlock(p).count);
     }
     slotBytes_ = kernels::encodedBytes(a_.codec, std::min(largest, chunk_));
-    sendSlots_ = std::min(kQuantWindow, sendChunks);
-    recvSlots_ = std::min(kQuantWindow, recvChunks);
+    window_ = quantizedWindow(slotBytes_);
+    sendSlots_ = std::min(window_, sendChunks);
+    recvSlots_ = std::min(window_, recvChunks);
     if (sendSlots_) sendScratch_ = out_->addScratch(sendSlots_ * slotBytes_);
     if (recvSlots_) recvScratch_ = out_->addScratch(recvSlots_ * slotBytes_);
     // Receives first, so the first window of them is posted before any encoding.
@@ -67,7 +68,7 @@ class AllToAllBuilder {
     return {scratch, (g % slots) * slotBytes_, kernels::encodedBytes(a_.codec, count)};
   }
   StepId after(const std::vector<StepId>& released, size_t g) const {
-    return g >= kQuantWindow ? released[g - kQuantWindow] : kNoStep;
+    return g >= window_ ? released[g - window_] : kNoStep;
   }
 
   void addReceives(int p) {
@@ -101,7 +102,7 @@ class AllToAllBuilder {
   Schedule* out_;
   const size_t es_, chunk_;
   const uint8_t tag_;
-  size_t slotBytes_ = 0, sendSlots_ = 0, recvSlots_ = 0;
+  size_t slotBytes_ = 0, window_ = kQuantMinWindow, sendSlots_ = 0, recvSlots_ = 0;
   int sendScratch_ = 0, recvScratch_ = 0;
   std::vector<StepId> sendReleased_, recvReleased_;  // by sequence index: the step that frees the slot
 };

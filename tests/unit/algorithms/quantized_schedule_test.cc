@@ -1,7 +1,7 @@
 // Quantized all-to-all(v) and all-gather schedules, run in the simulator for
 // many rank counts and random step orders: every output must equal, bit for
 // bit, decoding the local encoding of what its owner sent; and the schedules
-// must pipeline (no more than kQuantWindow chunks encoded ahead of the wire).
+// must pipeline (no more than a window of chunks encoded ahead of the wire).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -213,7 +213,7 @@ TEST(QuantizedSchedules, ChunksAreCodecAligned) {
   EXPECT_EQ(500u, quantizedChunkElems(a));
 }
 
-// The pipeline, structurally: with many chunks, only the first kQuantWindow
+// The pipeline, structurally: with many chunks, only the first window of
 // encodes can start at once; every later one waits for a chunk to leave, and
 // sends and decodes wait for exactly their own encode / receive.
 TEST(QuantizedSchedules, EncodingRunsAtMostAWindowAheadOfTheWire) {
@@ -224,7 +224,8 @@ TEST(QuantizedSchedules, EncodingRunsAtMostAWindowAheadOfTheWire) {
   a.count = 1000;
   a.quantized = true;
   a.codec = codecOf(WireFormat::kFloat16, DataType::kFloat32);
-  a.chunkBytes = 400;  // 100 values: 10 chunks per block
+  a.chunkBytes = 2 << 20;  // 512 Ki values, 1 MiB of fp16: a window of kQuantMinWindow chunks
+  a.count = 10 * (512 << 10);  // 10 chunks per block
   Schedule s;
   ASSERT_TRUE(buildQuantizedAllToAll(a, &s).isOk());
   size_t encodes = 0, freeEncodes = 0, sends = 0, decodes = 0;
@@ -240,14 +241,22 @@ TEST(QuantizedSchedules, EncodingRunsAtMostAWindowAheadOfTheWire) {
     }
     if (st.kind == StepKind::kDecode) ++decodes;
   }
+  const size_t w = quantizedWindow(1 << 20), slot = 1 << 20;
+  EXPECT_EQ(w, kQuantMinWindow);
   EXPECT_EQ(30u, encodes);  // own block too
-  EXPECT_EQ(kQuantWindow, freeEncodes);
+  EXPECT_EQ(w, freeEncodes);
   EXPECT_EQ(20u, sends);
   EXPECT_EQ(30u, decodes);
   // Scratch: a window of slots per direction, not the whole message.
   ASSERT_EQ(2u, s.scratchBytes.size());
-  EXPECT_EQ(kQuantWindow * 200, s.scratchBytes[0]);
-  EXPECT_EQ(kQuantWindow * 200, s.scratchBytes[1]);
+  EXPECT_EQ(w * slot, s.scratchBytes[0]);
+  EXPECT_EQ(w * slot, s.scratchBytes[1]);
+}
+
+TEST(QuantizedSchedules, WindowHoldsAboutFourMegabytesOfWire) {
+  EXPECT_EQ(quantizedWindow(64 << 10), 64u);
+  EXPECT_EQ(quantizedWindow(1 << 20), kQuantMinWindow);
+  EXPECT_EQ(quantizedWindow(16), kQuantMaxWindow);
 }
 
 TEST(QuantizedSchedules, CodecsGetDistinctTags) {
