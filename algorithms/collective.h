@@ -39,6 +39,9 @@ struct CollectiveArgs {
   int root = 0;
   // All-to-all-v, in elements, nranks entries each.
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;
+  // Host of each rank (small integers, equal for ranks on one host), for the
+  // hierarchical algorithms; empty: every rank on a host of its own.
+  std::vector<int> hostOf;
   // Pipelining granularity chosen by the caller (tuner / BRAID_CHUNK_BYTES).
   size_t chunkBytes = 128 * 1024;
   // Quantized all-to-all(v) / all-gather (algorithms/quantized): values cross

@@ -22,6 +22,9 @@ struct Algorithm {
   Collective collective;
   const char* name;
   Builder build;
+  // Chosen only when BRAID_ALGO names it: the tuner's single-link model cannot
+  // rank it (the hierarchical all-reduce, whose cost depends on the hosts).
+  bool overrideOnly = false;
 };
 
 void registerAlgorithm(const Algorithm& algorithm);
@@ -80,3 +83,5 @@ struct AlgorithmRegistrar {
 
 #define BRAID_REGISTER_ALGORITHM(ident, collective, name, builder) \
   static ::braid::algo::AlgorithmRegistrar braid_algorithm_registrar_##ident({collective, name, builder})
+#define BRAID_REGISTER_OVERRIDE_ONLY_ALGORITHM(ident, collective, name, builder) \
+  static ::braid::algo::AlgorithmRegistrar braid_algorithm_registrar_##ident({collective, name, builder, true})

@@ -78,7 +78,7 @@ bool predictAlgorithm(const Algorithm& a, const ModelQuery& query, const CostPar
 std::vector<Candidate> predictAll(const ModelQuery& q, const CostParams& p, size_t fixedChunk) {
   std::vector<Candidate> all;
   for (const Algorithm& a : registeredAlgorithms()) {
-    if (a.collective != q.collective) continue;
+    if (a.collective != q.collective || a.overrideOnly) continue;
     const Algorithm* stable = findAlgorithm(a.collective, a.name);  // registry storage outlives us
     Candidate c;
     if (stable && predictAlgorithm(*stable, q, p, fixedChunk, &c)) all.push_back(c);

@@ -65,6 +65,9 @@ class Communicator {
   // Builds the op for a collective with the selected algorithm.
   Status buildCollective(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) const;
   algo::CollectiveArgs argsFor(algo::Collective c) const;
+  // Host of each rank as small integers (ranks reporting the same host id
+  // share one), the same on every rank.
+  const std::vector<int>& hostOf() const;
 
   // Takes the op's place in the issue order and records it in the flight recorder.
   uint64_t takeTicket(const Op& op);
@@ -118,7 +121,8 @@ class Communicator {
   uint64_t serving_ = 0;     // guarded by mu_
   Status error_;             // guarded by mu_: the first failure
   uint64_t opsByKind_[algo::kNumCollectives] = {};  // only touched by the ticket holder
-  mutable std::once_flag tunerOnce_;
+  mutable std::once_flag tunerOnce_, hostOfOnce_;
+  mutable std::vector<int> hostOf_;
   mutable std::unique_ptr<algo::Tuner> tuner_;  // set once under tunerOnce_
 };
 

@@ -85,6 +85,7 @@ void runSimCase(const SimCase& c) {
     a.op = c.op;
     a.root = c.root;
     a.chunkBytes = c.chunkBytes;
+    a.hostOf = c.hostOf;
     Status built = c.algorithm->build(a, &schedules[r]);
     ASSERT_TRUE(built.isOk()) << built.message();
     void* inPtr = in[r].data();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "algorithms/registry.h"
 
@@ -20,6 +21,7 @@ struct SimCase {
   bool inPlace = false;
   uint64_t seed = 0;         // SimOptions::seed: 0 fixed order, else random among eligible steps
   size_t chunkBytes = 16;    // small: many chunks even for small counts
+  std::vector<int> hostOf;   // CollectiveArgs::hostOf (hierarchical algorithms); empty: one host per rank
 };
 
 std::string describe(const SimCase& c);

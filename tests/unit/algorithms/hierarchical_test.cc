@@ -1,0 +1,99 @@
+// The hierarchical all-reduce over host layouts a real cluster has: equal
+// hosts, uneven ones, a single host, one rank per host, and ranks placed
+// round-robin (a host's ranks not contiguous), for every op, in place and
+// out, small and large vectors (recursive doubling and ring between leaders),
+// in random step orders.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.h"
+#include "sim_case.h"
+
+namespace braid::algo::test {
+namespace {
+
+struct Layout {
+  const char* name;
+  std::vector<int> hostOf;
+};
+
+const std::vector<Layout>& layouts() {
+  static const std::vector<Layout> all = {
+      {"2x4", {0, 0, 0, 0, 1, 1, 1, 1}},
+      {"3+1+4", {0, 0, 0, 1, 2, 2, 2, 2}},
+      {"one host", {0, 0, 0, 0, 0}},
+      {"one rank per host", {0, 1, 2, 3, 4, 5, 6}},
+      {"round robin 3 hosts", {0, 1, 2, 0, 1, 2, 0, 1, 2, 0}},
+      {"host ids not in order", {7, 3, 7, 3, 9}},
+      {"single rank", {0}},
+  };
+  return all;
+}
+
+TEST(HierarchicalAllReduce, EveryLayoutOpAndSize) {
+  const Algorithm* h = findAlgorithm(Collective::kAllReduce, "hierarchical");
+  ASSERT_NE(h, nullptr);
+  for (const Layout& l : layouts()) {
+    SCOPED_TRACE(l.name);
+    for (RedOp op : {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg})
+      for (size_t count : {0, 1, 7, 100, 40000})  // 40000 int32: the ring between leaders
+        for (bool inPlace : {false, true}) {
+          SimCase c;
+          c.algorithm = h;
+          c.n = static_cast<int>(l.hostOf.size());
+          c.count = count;
+          c.op = op;
+          c.inPlace = inPlace;
+          c.hostOf = l.hostOf;
+          c.chunkBytes = count > 1000 ? 4096 : 16;
+          c.seed = count % 5;
+          ASSERT_NO_FATAL_FAILURE(runSimCase(c));
+        }
+  }
+}
+
+TEST(HierarchicalAllReduce, RandomStepOrders) {
+  const Algorithm* h = findAlgorithm(Collective::kAllReduce, "hierarchical");
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    SimCase c;
+    c.algorithm = h;
+    c.n = 10;
+    c.count = 333;
+    c.hostOf = layouts()[4].hostOf;
+    c.seed = seed;
+    ASSERT_NO_FATAL_FAILURE(runSimCase(c));
+  }
+}
+
+// Only leaders talk across hosts: a non-leader's schedule names its leader
+// and nobody else.
+TEST(HierarchicalAllReduce, OnlyLeadersCrossHosts) {
+  const Algorithm* h = findAlgorithm(Collective::kAllReduce, "hierarchical");
+  const std::vector<int> hostOf = {0, 1, 0, 1, 0, 1};  // leaders 0 and 1
+  for (int r = 0; r < 6; ++r) {
+    CollectiveArgs a;
+    a.nranks = 6;
+    a.rank = r;
+    a.count = 1000;
+    a.dtype = DataType::kFloat32;
+    a.hostOf = hostOf;
+    Schedule s;
+    ASSERT_TRUE(h->build(a, &s).isOk());
+    for (const Step& st : s.steps) {
+      if (st.peer < 0) continue;
+      if (r >= 2) EXPECT_EQ(st.peer, r % 2) << "rank " << r;
+      else EXPECT_TRUE(hostOf[st.peer] == hostOf[r] || st.peer == 1 - r) << "rank " << r << " peer " << st.peer;
+    }
+  }
+}
+
+TEST(HierarchicalAllReduce, NeverPickedByTheTuner) {
+  const Algorithm* h = findAlgorithm(Collective::kAllReduce, "hierarchical");
+  ASSERT_NE(h, nullptr);
+  EXPECT_TRUE(h->overrideOnly);
+}
+
+}  // namespace
+}  // namespace braid::algo::test
