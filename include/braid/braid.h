@@ -312,6 +312,11 @@ BRAID_API braidResult_t braidGroupEnd(void);
 /* ---- Streams and events ------------------------------------------------- */
 
 BRAID_API braidResult_t braidStreamCreate(braidStream_t* stream);
+/* A braid stream ordered with a CUDA stream (cudaStream_t passed as void*):
+ * collectives queued on it run after the work already on cudaStream, and
+ * later work there waits for them. Not implemented yet: returns
+ * braidNotSupported with the reason (no CUDA module or device, or not yet). */
+BRAID_API braidResult_t braidStreamWrapCuda(void* cudaStream, braidStream_t* stream);
 /* Waits for the queued work, then frees the stream. */
 BRAID_API braidResult_t braidStreamDestroy(braidStream_t stream);
 /* Blocks until every op queued so far has finished; returns the first error

@@ -6,6 +6,7 @@
 #include "api/handles.h"
 #include "api/validate.h"
 #include "core/launch.h"
+#include "kernels/device_loader.h"
 
 using braid::Status;
 using braid::algo::Collective;
@@ -20,6 +21,8 @@ braid::RedOp ro(braidRedOp_t op) { return static_cast<braid::RedOp>(op); }
 // Builds and launches a collective whose checks passed.
 Status launchCollective(braidComm_t comm, braidStream_t stream, braid::algo::CollectiveArgs args,
                         const void* input, void* output) {
+  BRAID_RETURN_IF_ERROR(braid::kernels::checkHostPointers(braid::algo::collectiveName(args.collective),
+                                                          {{"sendbuff", input}, {"recvbuff", output}}));
   core::Op op;
   BRAID_RETURN_IF_ERROR(comm->impl->buildCollective(args, input, output, &op));
   op.dtype = args.dtype;
@@ -222,6 +225,7 @@ Status pointToPoint(bool isSend, const void* buf, size_t count, braidDataType_t 
   size_t bytes;
   CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
   CHECK(api::checkBuffer(fn, isSend ? "sendbuff" : "recvbuff", buf, bytes));
+  CHECK(braid::kernels::checkHostPointers(fn, {{isSend ? "sendbuff" : "recvbuff", buf}}));
   core::Op op;
   op.collective = Collective::kSendRecv;
   op.algorithm = isSend ? "send" : "recv";

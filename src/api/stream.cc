@@ -4,6 +4,7 @@
 #include <new>
 
 #include "api/handles.h"
+#include "kernels/device_loader.h"
 
 using braid::Status;
 namespace api = braid::api;
@@ -21,6 +22,17 @@ braidResult_t braidStreamCreate(braidStream_t* stream) {
   *stream = new (std::nothrow) braidStream();
   if (*stream == nullptr) return api::report(nullptr, braid::systemError("braidStreamCreate", ENOMEM));
   return braidSuccess;
+}
+
+braidResult_t braidStreamWrapCuda(void* cudaStream, braidStream_t* stream) {
+  (void)cudaStream;
+  if (stream == nullptr) return nullArg("braidStreamWrapCuda", "stream");
+  const std::string& why = braid::kernels::deviceUnavailableReason();
+  return api::report(nullptr, braid::notSupported(
+                                  "braidStreamWrapCuda: " +
+                                  (why.empty() ? std::string("ordering collectives on a cudaStream_t is not "
+                                                             "implemented yet")
+                                               : why)));
 }
 
 braidResult_t braidStreamDestroy(braidStream_t stream) {

@@ -11,6 +11,7 @@ const std::vector<Variable>& all() {
   static const std::vector<Variable> vars = {
       {"BRAID_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE. Lines carry a host:pid rank prefix."},
       {"BRAID_DEBUG_FILE", "", "Write the log to this file instead of stderr; %h is replaced by the host name, %p by the pid."},
+      {"BRAID_CUDA_MODULE", "", "Path of libbraid-cuda.so (the CUDA module) when it is not next to libbraid.so."},
       {"BRAID_TIMEOUT_MS", "300000", "Deadline in milliseconds for init and for every wait inside an operation."},
       {"BRAID_NSOCKS", "0", "TCP sockets per peer connection (1..16); large messages are striped across them. 0: 1 to peers on this host, 2 to others."},
       {"BRAID_SOCKET_IFNAME", "", "Network interface for TCP (a prefix such as eth or ^lo to exclude; =eth0 for an exact name). Default: first non-loopback interface that is up, else loopback."},

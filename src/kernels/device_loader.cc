@@ -1,0 +1,101 @@
+#include "kernels/device_loader.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <optional>
+
+#include "base/env.h"
+#include "base/log.h"
+
+namespace braid::kernels {
+namespace {
+
+struct Loaded {
+  const DeviceModule* module = nullptr;
+  std::string why;
+};
+
+#ifdef BRAID_HAVE_CUDA
+// The directory libbraid itself was loaded from ("" when unknown).
+std::string ownDirectory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&deviceModule), &info) == 0 || info.dli_fname == nullptr) return "";
+  std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
+// Whether an NVIDIA driver is present, without loading anything: every
+// process of a host-only job would otherwise pay for loading the CUDA runtime
+// only to hear that there is no device.
+bool driverPresent() { return access("/dev/nvidiactl", F_OK) == 0 || access("/proc/driver/nvidia/version", F_OK) == 0; }
+#endif
+
+Loaded load() {
+  Loaded out;
+#ifndef BRAID_HAVE_CUDA
+  out.why = "braid was built without CUDA (BRAID_CUDA=off or no toolkit found)";
+  return out;
+#else
+  if (!driverPresent()) {
+    out.why = "no NVIDIA driver on this host (/dev/nvidiactl and /proc/driver/nvidia are missing)";
+    return out;
+  }
+  const std::optional<std::string> configured = env::raw("BRAID_CUDA_MODULE");
+  const bool chosen = configured && !configured->empty();
+  std::string path = chosen ? *configured : ownDirectory() + kDeviceModuleFileName;
+  // RTLD_LOCAL: the CUDA runtime stays private to the module.
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr && !chosen) handle = dlopen(kDeviceModuleFileName, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    out.why = std::string("the CUDA module could not be loaded (") + (err ? err : path) + ")";
+    return out;
+  }
+  auto entry = reinterpret_cast<DeviceModuleEntry>(dlsym(handle, kDeviceModuleEntryName));
+  const DeviceModule* m = entry ? entry() : nullptr;
+  if (m == nullptr || m->abi != kDeviceModuleAbi) {
+    out.why = path + " is not a CUDA module of this braid (missing entry or ABI " +
+              std::to_string(m ? m->abi : 0) + " != " + std::to_string(kDeviceModuleAbi) + ")";
+    return out;  // the handle stays open: harmless, and closing could run foreign destructors
+  }
+  int count = 0;
+  if (int err = m->deviceCount(&count); err != 0 || count == 0) {
+    out.why = std::string("no CUDA device (") + (err ? m->errorString(err) : "0 devices") + ")";
+    return out;
+  }
+  out.module = m;
+  BRAID_INFO("CUDA module %s: %d device(s)", path.c_str(), count);
+  return out;
+#endif
+}
+
+const Loaded& loaded() {
+  static std::once_flag once;
+  static Loaded value;
+  std::call_once(once, [] { value = load(); });
+  return value;
+}
+
+}  // namespace
+
+const DeviceModule* deviceModule() { return loaded().module; }
+
+const std::string& deviceUnavailableReason() { return loaded().why; }
+
+Status checkHostPointers(const char* fn, std::initializer_list<std::pair<const char*, const void*>> pointers) {
+  const DeviceModule* m = deviceModule();
+  if (m == nullptr) return Status::ok();  // no device: every pointer is host memory
+  for (const auto& [name, p] : pointers) {
+    if (p == nullptr) continue;
+    int device = -1;
+    if (m->pointerDevice(p, &device) == 0 && device >= 0)
+      return notSupported(std::string(fn) + ": " + name + " is memory of CUDA device " + std::to_string(device) +
+                          "; device buffers are not supported yet (stage through host memory)");
+  }
+  return Status::ok();
+}
+
+}  // namespace braid::kernels

@@ -1,0 +1,49 @@
+// The boundary between libbraid and its CUDA module (libbraid-cuda.so).
+//
+// libbraid never links the CUDA runtime: a host without a GPU driver (or a
+// build without the toolkit) must load and run braid unchanged. Everything
+// that touches CUDA lives in the module, which libbraid opens with dlopen()
+// the first time device memory could matter (device_loader.h) and reaches
+// through this one table of plain C functions. The module's kernels include
+// the same scalar code as the CPU kernels (convert_impl.h, reduce_ops.h,
+// compiled for the device), so GPU and CPU results agree bit for bit.
+//
+// Every function returns 0 on success or a cudaError_t value, which
+// errorString() describes. Streams are cudaStream_t passed as void* (nullptr:
+// the legacy default stream). dtype / op are braid's DataType / RedOp values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace braid::kernels {
+
+// Bumped whenever the table changes shape; the loader refuses other versions
+// (a libbraid-cuda.so from another build must not be called through a
+// mismatched table).
+constexpr uint32_t kDeviceModuleAbi = 1;
+
+struct DeviceModule {
+  uint32_t abi;
+  const char* (*errorString)(int err);
+  int (*deviceCount)(int* count);
+  // *device: the device owning p when p is device or managed memory, -1 when
+  // p is host memory (pageable, pinned or unknown to CUDA).
+  int (*pointerDevice)(const void* p, int* device);
+  int (*alloc)(void** p, size_t bytes);
+  int (*release)(void* p);
+  // cudaMemcpyDefault: either side may be host or device.
+  int (*copy)(void* dst, const void* src, size_t bytes, void* stream);
+  int (*synchronize)(void* stream);
+  // dst = a op b elementwise (reduce.h's semantics; dst may alias a or b exactly).
+  int (*reduce)(void* dst, const void* a, const void* b, size_t count, int dtype, int op, void* stream);
+  // data /= divisor (reduce.h's divideBy semantics).
+  int (*divide)(void* data, size_t count, int dtype, uint64_t divisor, void* stream);
+};
+
+// The one symbol the module exports.
+using DeviceModuleEntry = const DeviceModule* (*)();
+constexpr const char* kDeviceModuleEntryName = "braidDeviceModule";
+constexpr const char* kDeviceModuleFileName = "libbraid-cuda.so";
+
+}  // namespace braid::kernels

@@ -1,0 +1,123 @@
+// The CUDA module: on a host without a GPU (CI) it must stay out of the way
+// with a clear reason; on a GPU host its kernels must give the CPU kernels'
+// bits for every dtype x op (the GPU half skips here, saying why).
+#include <gtest/gtest.h>
+
+#include <braid/braid.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/convert.h"
+#include "kernels/device_loader.h"
+#include "kernels/reduce.h"
+
+namespace braid::kernels {
+namespace {
+
+// Point the loader at the module of this build before its first use.
+const bool kModulePathSet = [] {
+#ifdef BRAID_CUDA_MODULE_PATH
+  setenv("BRAID_CUDA_MODULE", BRAID_CUDA_MODULE_PATH, 1);
+#endif
+  return true;
+}();
+
+TEST(DeviceModule, AbsentDeviceIsExplainedAndHarmless) {
+  ASSERT_TRUE(kModulePathSet);
+  if (deviceModule() != nullptr) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_FALSE(deviceUnavailableReason().empty());
+  int x = 0;
+  EXPECT_TRUE(checkHostPointers("test", {{"buf", &x}, {"null", nullptr}}).isOk());
+  braidStream_t s = nullptr;
+  EXPECT_EQ(braidStreamWrapCuda(nullptr, &s), braidNotSupported);
+  EXPECT_NE(std::string(braidGetLastError(nullptr)).find(deviceUnavailableReason()), std::string::npos)
+      << braidGetLastError(nullptr);
+  EXPECT_EQ(s, nullptr);
+}
+
+TEST(DeviceModule, StreamWrapIsNotSupportedYet) {
+  braidStream_t s = nullptr;
+  EXPECT_EQ(braidStreamWrapCuda(nullptr, nullptr), braidInvalidArgument);
+  EXPECT_EQ(braidStreamWrapCuda(nullptr, &s), braidNotSupported);
+  EXPECT_NE(std::string(braidGetLastError(nullptr)).find("braidStreamWrapCuda"), std::string::npos);
+}
+
+// Device buffer helpers for the GPU tests.
+struct DeviceBuffer {
+  const DeviceModule* m;
+  void* p = nullptr;
+  DeviceBuffer(const DeviceModule* mod, size_t bytes) : m(mod) { EXPECT_EQ(m->alloc(&p, bytes ? bytes : 1), 0); }
+  ~DeviceBuffer() { m->release(p); }
+};
+
+size_t sizeOf(int dtype) { return dataTypeSize(static_cast<DataType>(dtype)); }
+
+// The element as a double, for NaN tests (integers: never NaN).
+double valueOf(const uint8_t* p, int dtype) {
+  switch (static_cast<DataType>(dtype)) {
+    case DataType::kFloat16: { uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
+    case DataType::kBfloat16: { uint16_t h; std::memcpy(&h, p, 2); return bf16ToFloat(h); }
+    case DataType::kFloat8e4m3: return e4m3ToFloat(*p);
+    case DataType::kFloat8e5m2: return e5m2ToFloat(*p);
+    case DataType::kFloat32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DataType::kFloat64: { double d; std::memcpy(&d, p, 8); return d; }
+    default: return 0;
+  }
+}
+
+// Equal bytes; or, where reduce.h leaves the NaN payload to the hardware
+// (Sum / Prod / Avg with both inputs NaN), both results NaN.
+bool sameElement(const uint8_t* got, const uint8_t* want, const uint8_t* a, const uint8_t* b, size_t es, int dtype,
+                 int op) {
+  if (std::memcmp(got, want, es) == 0) return true;
+  const bool arithmetic = op == 0 || op == 1 || op == 4;
+  return arithmetic && std::isnan(valueOf(a, dtype)) && std::isnan(valueOf(b, dtype)) &&
+         std::isnan(valueOf(got, dtype)) && std::isnan(valueOf(want, dtype));
+}
+
+TEST(DeviceModule, ReduceGivesTheCpuBitsForEveryTypeAndOp) {
+  const DeviceModule* m = deviceModule();
+  if (m == nullptr) GTEST_SKIP() << "no CUDA device: " << deviceUnavailableReason();
+  std::mt19937_64 rng(42);
+  const size_t n = 100003;
+  for (int t = 0; t < kNumDataTypes; ++t) {
+    const size_t es = sizeOf(t), bytes = n * es;
+    // Random bits: every class of value (NaN, inf, subnormal) appears for the
+    // narrow formats; plus small integers that stay exact under Sum.
+    std::vector<uint8_t> a(bytes), b(bytes), want(bytes), got(bytes);
+    for (auto& v : a) v = static_cast<uint8_t>(rng());
+    for (auto& v : b) v = static_cast<uint8_t>(rng());
+    DeviceBuffer da(m, bytes), db(m, bytes), dd(m, bytes);
+    ASSERT_EQ(m->copy(da.p, a.data(), bytes, nullptr), 0);
+    ASSERT_EQ(m->copy(db.p, b.data(), bytes, nullptr), 0);
+    for (int op = 0; op < kNumRedOps; ++op) {
+      reduce(want.data(), a.data(), b.data(), n, static_cast<DataType>(t), static_cast<RedOp>(op));
+      ASSERT_EQ(m->reduce(dd.p, da.p, db.p, n, t, op, nullptr), 0);
+      ASSERT_EQ(m->copy(got.data(), dd.p, bytes, nullptr), 0);
+      ASSERT_EQ(m->synchronize(nullptr), 0);
+      size_t mismatches = 0, first = n;
+      for (size_t i = 0; i < n; ++i) {
+        if (sameElement(&got[i * es], &want[i * es], &a[i * es], &b[i * es], es, t, op)) continue;
+        if (mismatches++ == 0) first = i;
+      }
+      EXPECT_EQ(mismatches, 0u) << "dtype " << t << " op " << op << ", first at element " << first;
+    }
+  }
+}
+
+TEST(DeviceModule, DeviceBuffersAreRefusedClearly) {
+  const DeviceModule* m = deviceModule();
+  if (m == nullptr) GTEST_SKIP() << "no CUDA device: " << deviceUnavailableReason();
+  DeviceBuffer d(m, 64);
+  Status st = checkHostPointers("braidAllReduce", {{"sendbuff", d.p}});
+  EXPECT_EQ(st.code(), Code::kNotSupported);
+  EXPECT_NE(st.message().find("sendbuff"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace braid::kernels
