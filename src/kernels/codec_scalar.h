@@ -29,28 +29,30 @@ constexpr float clampTo(float y, float m) { return y > m ? m : (y < -m ? -m : y)
 
 struct HostF32 {
   using T = float;
-  static float load(float v) { return v; }
-  static float store(float v) { return v; }
+  static constexpr float load(float v) { return v; }
+  static constexpr float store(float v) { return v; }
 };
 // Widening is exact (a signalling NaN comes back quiet); narrowing rounds to
 // nearest even and saturates finite values at bf16's max.
 struct HostBf16 {
   using T = uint16_t;
-  static float load(uint16_t v) { return decodeBf16(v); }
-  static uint16_t store(float v) { return encodeBf16(isFiniteBits(bitsOf(v)) ? clampTo(v, kBf16Max) : v); }
+  static constexpr float load(uint16_t v) { return decodeBf16(v); }
+  static constexpr uint16_t store(float v) { return encodeBf16(isFiniteBits(bitsOf(v)) ? clampTo(v, kBf16Max) : v); }
 };
 
 // --- fp16 and bf16 on the wire. --------------------------------------------
+// constexpr (like everything per element here) so that the CUDA module can
+// compile these very functions for the device (--expt-relaxed-constexpr).
 
-inline uint16_t encodeHalfWire(float x, float scale) {
+constexpr uint16_t encodeHalfWire(float x, float scale) {
   float y = x * scale;  // may overflow to inf for finite x: saturated below
   if (isFiniteBits(bitsOf(x))) y = clampTo(y, kHalfMax);
   return encodeHalf(y);
 }
-inline float decodeHalfWire(uint16_t h, float scale) { return decodeHalf(h) / scale; }
+constexpr float decodeHalfWire(uint16_t h, float scale) { return decodeHalf(h) / scale; }
 
-inline uint16_t encodeBf16Wire(float x) { return HostBf16::store(x); }
-inline float decodeBf16Wire(uint16_t b) { return decodeBf16(b); }
+constexpr uint16_t encodeBf16Wire(float x) { return HostBf16::store(x); }
+constexpr float decodeBf16Wire(uint16_t b) { return decodeBf16(b); }
 
 // --- fp8 blocks. --------------------------------------------------------------
 

@@ -23,6 +23,16 @@ namespace braid::kernels {
 // mismatched table).
 constexpr uint32_t kDeviceModuleAbi = 1;
 
+// codec.h's CodecParams as plain fields: format (WireFormat), hostType
+// (DataType: Float32 or Bfloat16), lossScale (fp16), blockSize (fp8). The
+// caller checks them (checkCodecParams) first.
+struct DeviceCodec {
+  int format;
+  int hostType;
+  float lossScale;
+  uint32_t blockSize;
+};
+
 struct DeviceModule {
   uint32_t abi;
   const char* (*errorString)(int err);
@@ -39,6 +49,9 @@ struct DeviceModule {
   int (*reduce)(void* dst, const void* a, const void* b, size_t count, int dtype, int op, void* stream);
   // data /= divisor (reduce.h's divideBy semantics).
   int (*divide)(void* data, size_t count, int dtype, uint64_t divisor, void* stream);
+  // codec.h's encode / decode with the same layout and bits; count values.
+  int (*encode)(const DeviceCodec* codec, const void* src, size_t count, void* dst, void* stream);
+  int (*decode)(const DeviceCodec* codec, const void* src, size_t count, void* dst, void* stream);
 };
 
 // The one symbol the module exports.

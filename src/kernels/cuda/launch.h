@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/device_module.h"
+
 namespace braid::kernels::cuda {
 
 constexpr unsigned kBlockThreads = 256;
@@ -18,5 +20,7 @@ inline unsigned gridFor(size_t n) {
 
 int reduce(void* d, const void* a, const void* b, size_t n, int dtype, int op, void* stream);
 int divide(void* p, size_t n, int dtype, uint64_t divisor, void* stream);
+int encode(const DeviceCodec* p, const void* src, size_t n, void* dst, void* stream);
+int decode(const DeviceCodec* p, const void* src, size_t n, void* dst, void* stream);
 
 }  // namespace braid::kernels::cuda

@@ -32,7 +32,7 @@ int copy(void* dst, const void* src, size_t bytes, void* stream) {
 int synchronize(void* stream) { return static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
 
 const DeviceModule kModule = {kDeviceModuleAbi, errorString, deviceCount, pointerDevice, alloc, release,
-                              copy,             synchronize, reduce,      divide};
+                              copy,             synchronize, reduce,      divide,  encode, decode};
 
 }  // namespace
 }  // namespace braid::kernels::cuda

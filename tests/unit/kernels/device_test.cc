@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/codec.h"
 #include "kernels/convert.h"
 #include "kernels/device_loader.h"
 #include "kernels/reduce.h"
@@ -108,6 +109,56 @@ TEST(DeviceModule, ReduceGivesTheCpuBitsForEveryTypeAndOp) {
       EXPECT_EQ(mismatches, 0u) << "dtype " << t << " op " << op << ", first at element " << first;
     }
   }
+}
+
+// Values for the codecs: normal draws over many binades, a few specials, as
+// fp32 or truncated to bf16.
+std::vector<uint8_t> codecInput(size_t n, DataType host, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<uint8_t> out(n * dataTypeSize(host));
+  for (size_t i = 0; i < n; ++i) {
+    float f = normal(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 60) - 30);
+    if (i % 501 == 3) f = NAN;
+    if (i % 777 == 5) f = -INFINITY;
+    if (i % 333 == 1) f = -0.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    if (host == DataType::kFloat32) std::memcpy(&out[4 * i], &bits, 4);
+    else { const uint16_t h = static_cast<uint16_t>(bits >> 16); std::memcpy(&out[2 * i], &h, 2); }
+  }
+  return out;
+}
+
+TEST(DeviceModule, CodecsGiveTheCpuBytes) {
+  const DeviceModule* m = deviceModule();
+  if (m == nullptr) GTEST_SKIP() << "no CUDA device: " << deviceUnavailableReason();
+  const size_t n = 70001;  // a short last fp8 block
+  for (DataType host : {DataType::kFloat32, DataType::kBfloat16})
+    for (int f = 0; f < kNumWireFormats; ++f)
+      for (uint32_t block : {64u, 256u}) {
+        CodecParams p;
+        p.format = static_cast<WireFormat>(f);
+        p.hostType = host;
+        p.blockSize = block;
+        p.lossScale = p.format == WireFormat::kFloat16 ? 1024.0f : 1.0f;
+        SCOPED_TRACE(std::string(wireFormatName(p.format)) + " block " + std::to_string(block));
+        const DeviceCodec dc{f, static_cast<int>(host), p.lossScale, block};
+        const std::vector<uint8_t> in = codecInput(n, host, f * 10 + block);
+        const size_t wireBytes = encodedBytes(p, n), hostBytes = in.size();
+        std::vector<uint8_t> wantWire(wireBytes), gotWire(wireBytes), want(hostBytes), got(hostBytes);
+        encode(p, in.data(), n, wantWire.data());
+        decode(p, wantWire.data(), n, want.data());
+        DeviceBuffer dIn(m, hostBytes), dWire(m, wireBytes), dOut(m, hostBytes);
+        ASSERT_EQ(m->copy(dIn.p, in.data(), hostBytes, nullptr), 0);
+        ASSERT_EQ(m->encode(&dc, dIn.p, n, dWire.p, nullptr), 0);
+        ASSERT_EQ(m->copy(gotWire.data(), dWire.p, wireBytes, nullptr), 0);
+        ASSERT_EQ(m->decode(&dc, dWire.p, n, dOut.p, nullptr), 0);
+        ASSERT_EQ(m->copy(got.data(), dOut.p, hostBytes, nullptr), 0);
+        ASSERT_EQ(m->synchronize(nullptr), 0);
+        EXPECT_EQ(0, std::memcmp(gotWire.data(), wantWire.data(), wireBytes)) << "encoded bytes differ";
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), hostBytes)) << "decoded values differ";
+      }
 }
 
 TEST(DeviceModule, DeviceBuffersAreRefusedClearly) {
