@@ -252,42 +252,52 @@ extern "C" {
 
 braidResult_t braidAllReduce(const void* s, void* r, size_t count, braidDataType_t t, braidRedOp_t op,
                              braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, allReduce(s, r, count, t, op, comm, stream));
 }
 braidResult_t braidBroadcast(const void* s, void* r, size_t count, braidDataType_t t, int root,
                              braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, broadcast(s, r, count, t, root, comm, stream));
 }
 braidResult_t braidReduce(const void* s, void* r, size_t count, braidDataType_t t, braidRedOp_t op,
                           int root, braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, reduce(s, r, count, t, op, root, comm, stream));
 }
 braidResult_t braidAllGather(const void* s, void* r, size_t sendcount, braidDataType_t t,
                              braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, api::allGather("braidAllGather", s, r, sendcount, t, nullptr, comm, stream));
 }
 braidResult_t braidReduceScatter(const void* s, void* r, size_t recvcount, braidDataType_t t,
                                  braidRedOp_t op, braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, reduceScatter(s, r, recvcount, t, op, comm, stream));
 }
 braidResult_t braidAllToAll(const void* s, void* r, size_t count, braidDataType_t t, braidComm_t comm,
                             braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, api::allToAll("braidAllToAll", s, r, count, t, nullptr, comm, stream));
 }
 braidResult_t braidAllToAllv(const void* s, const size_t sc[], const size_t sd[], void* r,
                              const size_t rc[], const size_t rd[], braidDataType_t t, braidComm_t comm,
                              braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, api::allToAllv("braidAllToAllv", s, sc, sd, r, rc, rd, t, nullptr, comm, stream));
 }
 braidResult_t braidSend(const void* s, size_t count, braidDataType_t t, int peer, braidComm_t comm,
                         braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, pointToPoint(true, s, count, t, peer, comm, stream));
 }
 braidResult_t braidRecv(void* r, size_t count, braidDataType_t t, int peer, braidComm_t comm,
                         braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, pointToPoint(false, r, count, t, peer, comm, stream));
 }
 braidResult_t braidBarrier(braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, barrier(comm, stream));
 }
 braidResult_t braidGroupStart(void) {

@@ -116,7 +116,7 @@ braidResult_t braidCommDestroy(braidComm_t comm) {
   if (!st.isOk()) return api::report(nullptr, st);
   st = comm->impl->drain();
   if (!st.isOk()) comm->impl->abort();  // queued work would never finish: stop it
-  delete comm;  // stream closures still queued hold their own reference
+  api::CommPin::release(comm);  // stream closures still queued hold their own reference
   return api::report(nullptr, st);
 }
 
@@ -124,7 +124,7 @@ braidResult_t braidCommAbort(braidComm_t comm) {
   Status st = api::checkComm("braidCommAbort", comm);
   if (!st.isOk()) return api::report(nullptr, st);
   comm->impl->abort();
-  delete comm;
+  api::CommPin::release(comm);  // a call still inside on another thread frees it when it returns
   return braidSuccess;
 }
 

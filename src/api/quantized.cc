@@ -79,16 +79,19 @@ extern "C" {
 
 braidResult_t braidAllToAllQuantized(const void* s, void* r, size_t count, braidDataType_t t, braidCodec_t codec,
                                      braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, allToAllQ(s, r, count, t, codec, nullptr, comm, stream, "braidAllToAllQuantized"));
 }
 braidResult_t braidAllToAllQuantizedConfig(const void* s, void* r, size_t count, braidDataType_t t,
                                            braidCodec_t codec, const braidQuantConfig_t* config, braidComm_t comm,
                                            braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, allToAllQ(s, r, count, t, codec, config, comm, stream, "braidAllToAllQuantizedConfig"));
 }
 braidResult_t braidAllToAllvQuantized(const void* s, const size_t sc[], const size_t sd[], void* r,
                                       const size_t rc[], const size_t rd[], braidDataType_t t, braidCodec_t codec,
                                       braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm,
                      allToAllvQ(s, sc, sd, r, rc, rd, t, codec, nullptr, comm, stream, "braidAllToAllvQuantized"));
 }
@@ -96,16 +99,19 @@ braidResult_t braidAllToAllvQuantizedConfig(const void* s, const size_t sc[], co
                                             const size_t rc[], const size_t rd[], braidDataType_t t,
                                             braidCodec_t codec, const braidQuantConfig_t* config, braidComm_t comm,
                                             braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(
       comm, allToAllvQ(s, sc, sd, r, rc, rd, t, codec, config, comm, stream, "braidAllToAllvQuantizedConfig"));
 }
 braidResult_t braidAllGatherQuantized(const void* s, void* r, size_t count, braidDataType_t t, braidCodec_t codec,
                                       braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm, allGatherQ(s, r, count, t, codec, nullptr, comm, stream, "braidAllGatherQuantized"));
 }
 braidResult_t braidAllGatherQuantizedConfig(const void* s, void* r, size_t count, braidDataType_t t,
                                             braidCodec_t codec, const braidQuantConfig_t* config, braidComm_t comm,
                                             braidStream_t stream) {
+  api::CommPin pin(comm);
   return api::report(comm,
                      allGatherQ(s, r, count, t, codec, config, comm, stream, "braidAllGatherQuantizedConfig"));
 }

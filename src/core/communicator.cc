@@ -10,6 +10,7 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "core/bootstrap/bootstrap.h"
+#include "core/bootstrap/root.h"
 #include "core/comm_topology.h"
 #include "core/peer_connector.h"
 #include "core/trace_signal.h"
@@ -33,6 +34,14 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
     return invalidArgument("BRAID_TRACE_BUFFER_SIZE=" + std::to_string(traceSize) + " is outside [1, 1048576]");
   c.traceBufferSize = static_cast<size_t>(traceSize);
   c.traceDir = env::getString("BRAID_TRACE_DIR");
+  const int64_t beat = env::getInt("BRAID_HEARTBEAT_MS"), misses = env::getInt("BRAID_HEARTBEAT_MISSES");
+  if (beat < 0 || beat > 3600000)
+    return invalidArgument("BRAID_HEARTBEAT_MS=" + std::to_string(beat) + " is outside [0, 3600000]");
+  if (misses < 2 || misses > 1000)
+    return invalidArgument("BRAID_HEARTBEAT_MISSES=" + std::to_string(misses) + " is outside [2, 1000]");
+  c.heartbeatMs = static_cast<int>(beat);
+  c.heartbeatMisses = static_cast<int>(misses);
+  BRAID_RETURN_IF_ERROR(FaultInjection::parse(env::getString("BRAID_FAULT_INJECT"), &c.faultInjection));
   BRAID_RETURN_IF_ERROR(algo::AlgorithmOverrides::parse(env::getString("BRAID_ALGO"), &c.overrides));
   *out = c;
   return Status::ok();
@@ -41,7 +50,14 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
 Communicator::Communicator(int nranks, int rank, const CommConfig& config)
     : nranks_(nranks), rank_(rank), config_(config), recorder_(config.traceBufferSize) {}
 
-Communicator::~Communicator() { connections_.closeAll(); }
+Communicator::~Communicator() {
+  watchdog_.reset();  // says goodbye to the others and joins its thread
+  connections_.closeAll();
+  // Rendezvous roots this process served (for this communicator or a split of
+  // it) have finished once it formed; free their threads' leftovers now rather
+  // than when the next root starts.
+  (void)bootstrap::runningRoots();
+}
 
 Status Communicator::create(int nranks, const bootstrap::UniqueId& id, int rank,
                             const CommConfig& config, std::shared_ptr<Communicator>* out) {
@@ -50,6 +66,13 @@ Status Communicator::create(int nranks, const bootstrap::UniqueId& id, int rank,
   BRAID_RETURN_IF_ERROR(
       bootstrap::Bootstrap::create(id, rank, nranks, config.timeoutMs, &comm->bootstrap_));
   BRAID_RETURN_IF_ERROR(gatherTopology(*comm->bootstrap_, &comm->topology_));
+  WatchdogOptions wd;
+  wd.heartbeatMs = config.heartbeatMs;
+  wd.misses = config.heartbeatMisses;
+  wd.setupTimeoutMs = config.timeoutMs;
+  Communicator* raw = comm.get();  // the watchdog dies first in ~Communicator
+  BRAID_RETURN_IF_ERROR(Watchdog::create(*comm->bootstrap_, wd, [raw](const Fault& f) { raw->onFault(f); },
+                                         &comm->watchdog_));
   BRAID_RETURN_IF_ERROR(comm->connectPeers());
   comm->choosePolling();
   if (!config.traceDir.empty()) watchForTraceSignal(comm);
@@ -70,7 +93,7 @@ Status Communicator::connectPeers() {
   setup.options.ifname = config_.socketIfname;
   setup.options.handshakeTimeoutMs = std::min(config_.timeoutMs, 5000);
   setup.options.rank = rank_;
-  setup.aborted = &aborted_;
+  setup.aborted = &halted_;
   return core::connectPeers(*bootstrap_, setup, &connections_);
 }
 
@@ -196,9 +219,10 @@ Status Communicator::run(uint64_t ticket, Op& op) {
     turn_.notify_all();
     return s;
   };
-  if (aborted_.load()) return finish(abortedError("the communicator was aborted"));
+  const std::string kind = algo::collectiveName(op.collective);
+  if (aborted_.load()) return finish(abortedError(kind + ": the communicator was aborted"));
   if (!error_.isOk())
-    return finish(Status(error_.code(), "the communicator failed earlier: " + error_.message()));
+    return finish(Status(error_.code(), kind + ": the communicator failed earlier: " + error_.message()));
   lock.unlock();
 
   log::setThreadRank(rank_);
@@ -206,38 +230,93 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   ExecutionContext ctx;
   ctx.connections = &connections_;
   ctx.memory = &memory_;
-  ctx.aborted = &aborted_;
+  ctx.halted = &halted_;
+  ctx.haltReason = [this] { return haltReason(); };
   ctx.timeoutMs = config_.timeoutMs;
   ctx.spinNs = spinNs_;
   ctx.yieldWhileSpinning = yield_;
   ctx.rank = rank_;
-  ctx.opName = std::string(algo::collectiveName(op.collective)) + " #" + std::to_string(seq);
+  ctx.opName = kind + " #" + std::to_string(seq);
   BRAID_TRACE("%s (%s): %zu steps", ctx.opName.c_str(), op.algorithm.c_str(), op.schedule.steps.size());
   recorder_.started(ticket, seq, bytesMoved(op.schedule));
-  Status status = execute(op.schedule, op.buffers, ctx);
+  Status status;
+  if (config_.faultInjection.armedFor(rank_, ticket + 1)) status = config_.faultInjection.apply(nranks_, connections_);
+  if (status.isOk()) status = execute(op.schedule, op.buffers, ctx);
 
-  lock.lock();
   if (!status.isOk()) {
+    status = settle(status, ctx);
     BRAID_WARN("%s failed: %s", ctx.opName.c_str(), status.message().c_str());
-    lock.unlock();
-    fail(status);
+    connections_.closeAll();  // only the ticket holder gets here: nobody else uses them
     recorder_.finished(ticket, status);
     if (!config_.traceDir.empty()) {
       Status dumped = dumpTrace("");
       if (dumped.isOk()) BRAID_WARN("flight recorder written to %s", defaultTracePath().c_str());
       else BRAID_WARN("could not write the flight recorder: %s", dumped.message().c_str());
     }
-    lock.lock();
   }
+  lock.lock();
   return finish(status);
 }
 
-void Communicator::fail(const Status& status) {
+// How long a rank whose link broke waits for the watchdog to name a root cause
+// before it reports its own view: the hub's relay takes a few milliseconds
+// (two socket hops); this leaves room for a loaded machine.
+constexpr auto kRootCauseGrace = std::chrono::milliseconds(300);
+
+// A failure this rank may only be seeing second-hand: a link that closed or a
+// peer that exited (its neighbour may have failed first and closed its links),
+// or a deadline that passed while waiting on a rank that waits on another.
+// Bad data on a link (a tag, size or frame check failed) is first-hand: this
+// rank is the one that can tell, so it reports at once.
+static bool maybeCollateral(const Status& s) {
+  if (s.code() == Code::kTimeout) return true;
+  if (s.code() != Code::kRemoteError) return false;
+  for (const char* firstHand : {"tag mismatch", "corrupt", "out of step", "too large", "were expected", "unexpected"})
+    if (s.message().find(firstHand) != std::string::npos) return false;
+  return true;
+}
+
+Status Communicator::settle(const Status& local, const ExecutionContext& ctx) {
+  if (aborted_.load())  // whatever broke after our own abort, the abort is the cause
+    return local.code() == Code::kAborted ? local
+                                          : abortedError(ctx.opName + ": the communicator was aborted (braidCommAbort on "
+                                                                      "this rank); then: " + local.message());
+  std::unique_lock<std::mutex> lock(mu_);
+  if (maybeCollateral(local) && error_.isOk()) faultSeen_.wait_for(lock, kRootCauseGrace, [&] { return !error_.isOk(); });
+  if (!error_.isOk()) {
+    // The op was halted by it (the message already says so), or its link broke
+    // as a consequence of it: the root cause first, then what we saw.
+    if (local.message().find(error_.message()) != std::string::npos) return local;
+    return Status(error_.code(), ctx.opName + ": " + error_.message() + "; on this rank: " + local.message());
+  }
+  error_ = local;
+  lock.unlock();
+  Fault f;
+  f.code = local.code();
+  f.culprit = ctx.suspect;
+  f.reporter = rank_;
+  f.what = local.message();
+  if (watchdog_) watchdog_->report(f);
+  return local;
+}
+
+void Communicator::onFault(const Fault& fault) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (error_.isOk()) error_ = status;
+    if (!error_.isOk()) return;  // ours came first (and was reported)
+    error_ = fault.asRemoteStatus();
+    remoteFault_ = true;
+    halted_.store(true);
+    faultSeen_.notify_all();
+    turn_.notify_all();
   }
-  connections_.closeAll();  // only the ticket holder gets here: nobody else uses them
+  BRAID_WARN("communicator failed: %s", fault.asRemoteStatus().message().c_str());
+}
+
+Status Communicator::haltReason() const {
+  if (aborted_.load()) return abortedError("the communicator was aborted (braidCommAbort on this rank)");
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
 }
 
 Status Communicator::drain() {
@@ -253,9 +332,19 @@ Status Communicator::drain() {
 }
 
 void Communicator::abort() {
-  aborted_.store(true);
-  std::lock_guard<std::mutex> lock(mu_);
-  turn_.notify_all();
+  const bool first = !aborted_.exchange(true);
+  halted_.store(true);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    turn_.notify_all();
+  }
+  if (!first || !watchdog_) return;
+  Fault f;
+  f.code = Code::kRemoteError;
+  f.culprit = rank_;
+  f.reporter = rank_;
+  f.what = "rank " + std::to_string(rank_) + " aborted the communicator (braidCommAbort)";
+  watchdog_->report(f);
 }
 
 Status Communicator::asyncError() const {

@@ -6,9 +6,15 @@
 // stream) and runs when all earlier tickets have finished, so ops run in issue
 // order whatever thread or stream runs them; that order must match across ranks.
 //
-// Failure: the first op that fails puts the communicator in an error state: its
+// Failure: the first failure puts the communicator in an error state: its
 // connections are closed (in-flight requests may reference user buffers) and
-// every later op returns that error; braidCommGetAsyncError reports it.
+// every pending and later op returns that error; braidCommGetAsyncError
+// reports it. A failure is either seen here (an op failed, braidCommAbort) and
+// then told to every other rank through the watchdog (watchdog.h), or told to
+// us by the watchdog (a rank died, went silent, failed or aborted), which halts
+// the running op at once. A rank whose op failed on a broken link first waits
+// a short grace for the watchdog to name the root cause (the neighbour of a
+// dead rank closes its links too), so that every rank names the same culprit.
 //
 // Lifetime: the C handle holds a shared_ptr; queued stream work holds another,
 // so a communicator outlives the ops queued on it.
@@ -27,8 +33,11 @@
 #include "core/bootstrap/unique_id.h"
 #include "core/connections.h"
 #include "core/executor.h"
+#include "core/fault.h"
+#include "core/fault_inject.h"
 #include "core/flight_recorder.h"
 #include "core/op.h"
+#include "core/watchdog.h"
 #include "topo/comm_view.h"
 
 namespace braid::bootstrap {
@@ -45,6 +54,9 @@ struct CommConfig {
   size_t traceBufferSize = 1024;  // BRAID_TRACE_BUFFER_SIZE: ops the flight recorder keeps
   std::string traceDir;          // BRAID_TRACE_DIR: where traces are dumped on failure
   std::string transport;  // BRAID_TRANSPORT: force one for every pair ("" = per pair)
+  int heartbeatMs = 1000;      // BRAID_HEARTBEAT_MS (0: off)
+  int heartbeatMisses = 10;    // BRAID_HEARTBEAT_MISSES
+  FaultInjection faultInjection;  // BRAID_FAULT_INJECT (tests only)
   algo::AlgorithmOverrides overrides;
 
   // Defaults from the BRAID_* environment (errors: a bad BRAID_ALGO).
@@ -76,8 +88,8 @@ class Communicator {
   // Waits until every ticket taken so far has finished (deadline: timeoutMs).
   Status drain();
 
-  // Thread-safe: flags the abort, wakes waiters; pending and later ops return
-  // Aborted.
+  // Thread-safe: flags the abort, wakes waiters, tells the other ranks;
+  // pending and later ops return Aborted here and RemoteError on the others.
   void abort();
   Status asyncError() const;
 
@@ -96,7 +108,13 @@ class Communicator {
   Status buildQuantized(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) const;
   Communicator(int nranks, int rank, const CommConfig& config);
   Status connectPeers();
-  void fail(const Status& status);
+  // After an op failed with `local`: the status the op returns (the root cause
+  // when another rank reported one), recorded and told to the others if first.
+  Status settle(const Status& local, const ExecutionContext& ctx);
+  // The watchdog's thread: another rank (or the hub) reported a fault.
+  void onFault(const Fault& fault);
+  // Why a halted op stops (for the executor).
+  Status haltReason() const;
   // Sets spinNs_ / yield_ from how many of the communicator's ranks share this
   // host with us against the cores this process may run on.
   void choosePolling();
@@ -109,6 +127,8 @@ class Communicator {
   Connections connections_;
   ExecutorMemory memory_;
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> halted_{false};  // aborted_ or a fault from anywhere: running ops stop
+  std::unique_ptr<Watchdog> watchdog_;  // destroyed first (its thread calls onFault)
   FlightRecorder recorder_;
   topo::CommTopology topology_;  // who shares a host / NUMA node, per-host NICs
   uint32_t splits_ = 0;
@@ -120,6 +140,8 @@ class Communicator {
   uint64_t nextTicket_ = 0;  // guarded by mu_
   uint64_t serving_ = 0;     // guarded by mu_
   Status error_;             // guarded by mu_: the first failure
+  bool remoteFault_ = false; // guarded by mu_: error_ came from another rank
+  std::condition_variable faultSeen_;  // error_ was set
   uint64_t opsByKind_[algo::kNumCollectives] = {};  // only touched by the ticket holder
   mutable std::once_flag tunerOnce_, hostOfOnce_;
   mutable std::vector<int> hostOf_;

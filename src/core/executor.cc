@@ -2,8 +2,11 @@
 
 #include <sched.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <utility>
 
+#include "algorithms/collective.h"
 #include "base/log.h"
 #include "algorithms/local_step.h"
 #include "kernels/reduce.h"
@@ -33,6 +36,11 @@ namespace {
 // Receives that reduce need a staging buffer each; this many may be in flight
 // per peer, which bounds staging memory at kRecvReduceWindow * chunk per peer.
 constexpr size_t kRecvReduceWindow = 8;
+
+// Longest sleep in a transport's wait() before the halt flag and the deadline
+// are looked at again: how late a halted op notices (a fault from another
+// rank or an abort). 50 wake-ups a second cost nothing while idle.
+constexpr int kIdleWaitCapMs = 20;
 
 bool isComm(StepKind k) {
   return k == StepKind::kSend || k == StepKind::kRecv || k == StepKind::kRecvReduce;
@@ -66,7 +74,11 @@ class Run {
   Status complete(StepId id);
   Status issue(Channel& ch, bool isRecv);
   Status pollInFlight(bool* progressed);
-  Status describeStall(Code code, const char* what) const;
+  // "to receive 64 KiB from rank 2 and to send 64 KiB to rank 3 (after 3 of 12 steps)"
+  std::string waitingFor();
+  // Names the peer and the bytes of the failed step, and for a tag mismatch
+  // the collective the peer is in.
+  Status failedStep(Status status, const Step& st, bool issuing);
 
   const Schedule& s_;
   const std::vector<BufferBinding>& buffers_;
@@ -170,9 +182,7 @@ Status Run::issue(Channel& ch, bool isRecv) {
                                 &f.request);
       link.received++;
     }
-    if (!status.isOk())
-      return status.prefix(ctx_.opName + ": " + (isRecv ? "receive from" : "send to") + " rank " +
-                           std::to_string(st.peer));
+    if (!status.isOk()) return failedStep(std::move(status), st, true);
     BRAID_TRACE("%s: step %u (%s %s rank %d) issued", ctx_.opName.c_str(), id, algo::stepKindName(st.kind),
                 isRecv ? "from" : "to", st.peer);
     inFlight_.push_back(f);
@@ -188,11 +198,7 @@ Status Run::pollInFlight(bool* progressed) {
     bool finished = false;
     size_t moved = 0;
     Status status = ctx_.connections->peers[st.peer].transport->test(f.request, &finished, &moved);
-    if (!status.isOk()) {
-      return status.prefix(ctx_.opName + ": " +
-                           (st.kind == StepKind::kSend ? "sending to" : "receiving from") +
-                           " rank " + std::to_string(st.peer));
-    }
+    if (!status.isOk()) return failedStep(std::move(status), st, false);
     if (!finished) {
       ++i;
       continue;
@@ -200,10 +206,12 @@ Status Run::pollInFlight(bool* progressed) {
     *progressed = true;
     inFlight_[i] = inFlight_.back();
     inFlight_.pop_back();
-    if (st.kind != StepKind::kSend && moved != st.dst.bytes)
+    if (st.kind != StepKind::kSend && moved != st.dst.bytes) {
+      ctx_.suspect = st.peer;
       return remoteError(ctx_.opName + ": rank " + std::to_string(st.peer) + " sent " +
                          std::to_string(moved) + " bytes where " + std::to_string(st.dst.bytes) +
                          " were expected (do all ranks pass the same count?)");
+    }
     if (st.kind == StepKind::kRecvReduce) {
       kernels::reduce(address(st.dst), address(st.src), f.staging,
                       st.dst.bytes / dataTypeSize(st.dtype), st.dtype, st.op);
@@ -219,17 +227,45 @@ Status Run::pollInFlight(bool* progressed) {
   return Status::ok();
 }
 
-Status Run::describeStall(Code code, const char* what) const {
-  std::string waiting;
+std::string Run::waitingFor() {
+  // Bytes outstanding per (peer, direction), in the order first seen.
+  std::vector<std::pair<int, uint64_t>> sends, recvs;
+  auto add = [](std::vector<std::pair<int, uint64_t>>& v, int peer, uint64_t bytes) {
+    for (auto& [p, b] : v)
+      if (p == peer) return void(b += bytes);
+    v.push_back({peer, bytes});
+  };
   for (const InFlight& f : inFlight_) {
     const Step& st = s_.steps[f.step];
-    std::string item = std::string(st.kind == StepKind::kSend ? "send to " : "data from ") +
-                       "rank " + std::to_string(st.peer);
-    if (waiting.find(item) == std::string::npos) waiting += (waiting.empty() ? "" : ", ") + item;
+    if (st.kind == StepKind::kSend) add(sends, st.peer, st.src.bytes);
+    else add(recvs, st.peer, st.dst.bytes);
   }
-  return Status(code, ctx_.opName + " " + what + " after " + std::to_string(done_) + " of " +
-                          std::to_string(s_.steps.size()) + " steps, waiting for " +
-                          (waiting.empty() ? "nothing in flight" : waiting));
+  if (ctx_.suspect < 0) ctx_.suspect = !recvs.empty() ? recvs[0].first : !sends.empty() ? sends[0].first : -1;
+  std::string out;
+  for (auto& [p, b] : recvs) out += (out.empty() ? "to receive " : ", to receive ") + formatBytes(b) + " from rank " + std::to_string(p);
+  for (auto& [p, b] : sends) out += (out.empty() ? "to send " : ", to send ") + formatBytes(b) + " to rank " + std::to_string(p);
+  if (out.empty()) out = "for nothing in flight";
+  return out + " (after " + std::to_string(done_) + " of " + std::to_string(s_.steps.size()) + " steps)";
+}
+
+Status Run::failedStep(Status status, const Step& st, bool issuing) {
+  ctx_.suspect = st.peer;
+  const bool send = st.kind == StepKind::kSend;
+  std::string what = ctx_.opName + ": " + (issuing ? "starting to " : "") + (send ? "send " : "receive ") +
+                     formatBytes(send ? st.src.bytes : st.dst.bytes) + (send ? " to" : " from") + " rank " +
+                     std::to_string(st.peer) + " failed: " + status.message();
+  // The collective kind rides in the top byte of the tag (wireTag), so a tag
+  // mismatch tells which collective the peer is in.
+  const size_t at = status.message().find("got tag ");
+  if (!send && at != std::string::npos) {
+    const unsigned long tag = std::strtoul(status.message().c_str() + at + 8, nullptr, 10);
+    const int kind = static_cast<int>(tag >> 24);
+    if (kind > 0 && kind < algo::kNumCollectives && kind != st.tagKind)
+      what += std::string(" (rank ") + std::to_string(st.peer) + " is in a " +
+              algo::collectiveName(static_cast<algo::Collective>(kind)) + ", this rank in " + ctx_.opName +
+              ": the ranks called different collectives)";
+  }
+  return Status(status.code(), what);
 }
 
 Status Run::go() {
@@ -246,17 +282,20 @@ Status Run::go() {
       idleSince = 0;
       continue;
     }
-    if (ctx_.aborted && ctx_.aborted->load(std::memory_order_relaxed))
-      return describeStall(Code::kAborted, "aborted");
+    if (ctx_.halted && ctx_.halted->load(std::memory_order_relaxed)) {
+      Status why = ctx_.haltReason ? ctx_.haltReason() : abortedError("the communicator was halted");
+      return Status(why.code(), ctx_.opName + ": " + why.message() + " while waiting " + waitingFor());
+    }
     if (deadline_.expired())
-      return describeStall(Code::kTimeout, ("timed out (BRAID_TIMEOUT_MS=" + std::to_string(ctx_.timeoutMs) + ")").c_str());
+      return timeoutError(ctx_.opName + " timed out (BRAID_TIMEOUT_MS=" + std::to_string(ctx_.timeoutMs) +
+                          ") waiting " + waitingFor());
     if (inFlight_.empty())
       return internalError(ctx_.opName + ": schedule stalled with nothing in flight after " +
                            std::to_string(done_) + " of " + std::to_string(s_.steps.size()) + " steps");
     const uint64_t now = nowNs();
     if (idleSince == 0) idleSince = now;
     if (now - idleSince >= static_cast<uint64_t>(ctx_.spinNs))
-      BRAID_RETURN_IF_ERROR(ctx_.connections->wait(deadline_.remainingMs(100)));
+      BRAID_RETURN_IF_ERROR(ctx_.connections->wait(deadline_.remainingMs(kIdleWaitCapMs)));
     else if (ctx_.yieldWhileSpinning)
       sched_yield();
   }
@@ -264,6 +303,12 @@ Status Run::go() {
 }
 
 }  // namespace
+
+std::string formatBytes(uint64_t bytes) {
+  if (bytes < 1024 || bytes % 1024 != 0) return std::to_string(bytes) + " B";
+  if (bytes < (uint64_t{1} << 20) || bytes % (uint64_t{1} << 20) != 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes >> 20) + " MiB";
+}
 
 Status execute(const Schedule& schedule, const std::vector<BufferBinding>& buffers,
                ExecutionContext& context) {

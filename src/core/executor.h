@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,7 +51,11 @@ class ExecutorMemory {
 struct ExecutionContext {
   Connections* connections = nullptr;
   ExecutorMemory* memory = nullptr;
-  const std::atomic<bool>* aborted = nullptr;
+  // Set (by any thread) when the op must stop: a local abort or a fault that
+  // another rank reported. Read with one relaxed load when the op has nothing
+  // to do; haltReason() then says why (code and "rank 2 died ..." message).
+  const std::atomic<bool>* halted = nullptr;
+  std::function<Status()> haltReason;
   int timeoutMs = -1;
   // How long to poll transports in a busy loop before sleeping in wait(), and
   // whether to sched_yield() between polls. Pure busy polling wins when every
@@ -61,7 +66,11 @@ struct ExecutionContext {
   bool yieldWhileSpinning = false;
   int rank = 0;
   std::string opName;  // "allreduce #12", for messages
+  int suspect = -1;    // out: on failure, the peer whose link or silence failed the op (-1: none)
 };
+
+// "4 B", "64 KiB", "3 MiB": sizes for error messages.
+std::string formatBytes(uint64_t bytes);
 
 Status execute(const algo::Schedule& schedule, const std::vector<BufferBinding>& buffers,
                ExecutionContext& context);

@@ -73,7 +73,10 @@ bool inGroup() { return tlsGroup.depth > 0; }
 
 void groupStart() { tlsGroup.depth++; }
 
-Status launch(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
+Status launch(const std::shared_ptr<Communicator>& handleRef, Stream* stream, Op&& op) {
+  // Our own reference: braidCommAbort on another thread may drop the handle's
+  // while this op runs inline.
+  const std::shared_ptr<Communicator> comm = handleRef;
   if (inGroup()) {
     tlsGroup.pending.push_back({comm, stream, std::move(op)});
     return Status::ok();

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -43,6 +44,7 @@ struct Child {
   bool exited = false;
   int status = 0;
   bool killed = false;
+  bool expectKill = false;  // RunOptions::mayBeKilled
 };
 
 // Splits complete frames out of c.pending.
@@ -57,6 +59,7 @@ void parseFrames(Child& c) {
 }
 
 bool childFailed(const Child& c) {
+  if (c.expectKill && WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGKILL) return !c.messages.empty();
   return c.exited && (!c.messages.empty() || !WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0);
 }
 
@@ -136,6 +139,7 @@ void reportChildren(const std::vector<Child>& children) {
   for (const Child& c : children) {
     for (const std::string& m : c.messages) ADD_FAILURE() << "[" << c.name << "] " << m;
     if (c.killed) continue;
+    if (c.expectKill && WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGKILL) continue;
     if (WIFSIGNALED(c.status)) {
       ADD_FAILURE() << c.name << " died with signal " << WTERMSIG(c.status) << " ("
                     << strsignal(WTERMSIG(c.status)) << ")";
@@ -193,6 +197,7 @@ void runRanks(const RunOptions& o, const RankBody& body) {
       p.closeAllBut(keep);
       detail::sidecarMain(o, p, k, i);
     }
+    c.expectKill = i < started && std::find(o.mayBeKilled.begin(), o.mayBeKilled.end(), i) != o.mayBeKilled.end();
     c.pidfd = static_cast<int>(syscall(SYS_pidfd_open, c.pid, 0));
     ASSERT_GE(c.pidfd, 0) << "pidfd_open: " << strerror(errno);
   }

@@ -60,6 +60,9 @@ struct RunOptions {
   bool rendezvous = true;      // false: not even braidGetUniqueId (ctx.id is zero)
   int braidTimeoutMs = 20000;  // braidConfig_t::timeoutMs for the harness's init
   size_t sharedBytes = 0;
+  // Ranks a fault test kills on purpose: their death by SIGKILL is expected,
+  // neither a failure nor a reason to cut the others' grace short.
+  std::vector<int> mayBeKilled;
   // Runs in the parent on the zeroed shared memory before any fork (e.g. to
   // sem_init a process-shared semaphore); must not call braid.
   std::function<void(void* shared)> initShared;
