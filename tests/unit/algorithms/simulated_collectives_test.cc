@@ -62,7 +62,7 @@ void sweep(const Algorithm* alg, int n, size_t count, std::mt19937_64& rng, int 
   if (opsPerCount > 0 && variants.size() > static_cast<size_t>(opsPerCount)) variants.resize(opsPerCount);
   for (auto [op, inPlace] : variants)
     for (int root : roots) {
-      SimCase sc{alg, n, count, op, root, inPlace, seed};
+      SimCase sc{alg, n, count, op, root, inPlace, seed, SimCase{}.chunkBytes, {}};
       // Small chunks pipeline even small counts; fewer of them at large N,
       // where the rank count, not the chunking, is what is being tested.
       sc.chunkBytes = n <= 17 ? 16 : n <= 64 ? 64 : 512;
