@@ -45,10 +45,11 @@ def parse_args(argv):
     ap.add_argument("--iters", type=int, default=20, help="timed calls per size")
     ap.add_argument("--warmup", type=int, default=5, help="untimed calls per size")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of every sweep; medians are reported")
-    ap.add_argument("--transport", choices=("tcp", "shm", "auto"), default="tcp",
-                    help="loopback: tcp = every library over TCP on lo (default); auto = each library's own "
-                         "choice (shared memory on one host; gloo stays TCP); shm = braid and the MPIs forced "
-                         "to shared memory. Sets BRAID_TRANSPORT for braid (unset with auto)")
+    ap.add_argument("--transport", choices=("tcp", "shm", "auto"),
+                    help="loopback: tcp = every library over TCP on lo (the default); auto = each library's "
+                         "own choice (shared memory on one host; gloo stays TCP); shm = braid and the MPIs "
+                         "forced to shared memory. Sets BRAID_TRANSPORT for braid (unset with auto, the "
+                         "default on the fabric: TCP across hosts, shared memory within one)")
     ap.add_argument("--fabric", metavar="hosts=H,rate=R[,ppn=P]",
                     help="run across an emulated cluster (tools/fabric, root) instead of loopback")
     ap.add_argument("--fabric-name", default="braidcmp")
@@ -77,6 +78,7 @@ def parse_args(argv):
         args.lib_list.insert(0, "braid")
     if args.fabric_spec:
         args.rank_list = [args.fabric_spec["hosts"] * args.fabric_spec["ppn"]]
+    args.transport = args.transport or ("auto" if args.fabric_spec else "tcp")
     args.out = args.out or os.path.join(args.build, "perf-compare")
     return args
 

@@ -12,13 +12,13 @@ Loopback, --transport auto (or shm): each library's own choice on one host
 (braid shm, Open MPI vader, MPICH its shm), gloo still TCP.
 Fabric: every rank runs inside its host's namespace and talks over fab0:
   braid, gloo  `fabric run` (which places the ranks, sets RANK/MASTER_ADDR...)
-  openmpi      mpirun.openmpi, each rank entered into its namespace by
-               in_fabric_host.sh, btl tcp,self with btl_tcp_if_include fab0
-  mpich        mpirun.mpich likewise, NOLOCAL, UCX_TLS=tcp,self on fab0
-The MPIs' own launch traffic stays in the root namespace (unix sockets and
-inherited fds); only the collectives cross the shaped links. With more than
-one rank per host the MPIs still use TCP between ranks of one host: they see
-one machine, so their shared memory would bypass the fabric entirely.
+  openmpi      mpirun.openmpi started in host 0's namespace with the hosts'
+  mpich        addresses as its host list and fabric_rsh.sh as its ssh, so
+               each host gets its own daemon and PMI server, as on real
+               machines; TCP pinned to fab0, shared memory only between ranks
+               of one host (ppn > 1), as braid does.
+Open MPI yields the CPU while it waits (mpi_yield_when_idle) when there are
+more ranks than CPUs, as it does itself when it knows it is oversubscribed.
 """
 import os
 
@@ -27,9 +27,13 @@ EXIT_UNSUPPORTED = 3  # gloo_perf.py's "this collective is not in gloo"
 HOST_IFNAME = "fab0"  # tools/fabric/topology.h
 
 
+def host_address(i):
+    return f"10.77.0.{i + 1}"  # tools/fabric/topology.h
+
+
 class Setup:
     def __init__(self, build, anchors_dir, transport="tcp", fabric=None, fabric_name="braidcmp",
-                 gloo_python="/usr/bin/python3", timeout=600, root=None):
+                 gloo_python="/usr/bin/python3", timeout=600, root=None, cpus=None):
         self.build, self.anchors_dir = build, anchors_dir
         self.transport = transport  # tcp | shm | auto
         self.fabric = fabric  # None (loopback) or {'hosts', 'rate', 'ppn'}
@@ -37,6 +41,7 @@ class Setup:
         self.gloo_python = gloo_python
         self.timeout = timeout
         self.root = os.geteuid() == 0 if root is None else root
+        self.cpus = cpus or os.cpu_count()
 
     def ifname(self):
         return HOST_IFNAME if self.fabric else "lo"
@@ -61,25 +66,47 @@ def _braid_run(setup, ranks, program):
             "--quiet-ranks", "--"] + program
 
 
+def _mpi_fabric(setup, flavor, ranks, program):
+    """The MPI launched as on a cluster whose hosts are the namespaces."""
+    f, agent = setup.fabric, os.path.join(setup.anchors_dir, "fabric_rsh.sh")
+    hosts = [host_address(i) for i in range(f["hosts"])]
+    env = {"BRAID_ANCHORS_FABRIC": setup.fabric_name}
+    argv = ["ip", "netns", "exec", f"{setup.fabric_name}-host0"]
+    if flavor == "openmpi":
+        argv += ["mpirun.openmpi", "-np", str(ranks), "--bind-to", "none",
+                 "-H", ",".join(f"{h}:{f['ppn']}" for h in hosts), "--mca", "plm_rsh_agent", agent,
+                 "--mca", "pml", "ob1", "--mca", "btl", "tcp,vader,self", "--mca", "btl_tcp_if_include", HOST_IFNAME,
+                 "--mca", "oob_tcp_if_include", HOST_IFNAME]
+        if setup.root:
+            argv.append("--allow-run-as-root")
+        if ranks > setup.cpus:
+            argv += ["--mca", "mpi_yield_when_idle", "1"]
+        return argv + program, env
+    ucx = {"UCX_TLS": "tcp,self", "UCX_NET_DEVICES": HOST_IFNAME}
+    argv += ["mpirun.mpich", "-launcher", "rsh", "-launcher-exec", agent, "-hosts", ",".join(hosts),
+             "-ppn", str(f["ppn"]), "-np", str(ranks)]
+    for key, value in ucx.items():
+        argv += ["-genv", key, value]
+    return argv + program, dict(env, **ucx)
+
+
 def _mpi(setup, flavor, ranks, program):
     """mpirun.<flavor> argv and env for program (mpi-perf-<flavor> ...)."""
-    env = {}
     if setup.fabric:
-        program = [os.path.join(setup.anchors_dir, "in_fabric_host.sh"), setup.fabric_name,
-                   str(setup.fabric["ppn"])] + program
-    tcp = setup.fabric or setup.transport == "tcp"
+        return _mpi_fabric(setup, flavor, ranks, program)
+    env, tcp = {}, setup.transport == "tcp"
     if flavor == "openmpi":
         argv = ["mpirun.openmpi", "-np", str(ranks), "--oversubscribe", "--bind-to", "none"]
         if setup.root:
             argv.append("--allow-run-as-root")
         if tcp:
-            argv += ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", setup.ifname()]
+            argv += ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo"]
         elif setup.transport == "shm":
             argv += ["--mca", "pml", "ob1", "--mca", "btl", "vader,self"]
         return argv + program, env
     argv = ["mpirun.mpich", "-np", str(ranks)]
     if tcp:
-        env = {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": setup.ifname()}
+        env = {"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "lo"}
         for key, value in env.items():
             argv += ["-genv", key, value]
     return argv + program, env

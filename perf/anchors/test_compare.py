@@ -173,6 +173,15 @@ class RunnersTest(unittest.TestCase):
                          ["/usr/bin/python3", "/src/perf/anchors/gloo_perf.py"])
         self.assertEqual(env, {"GLOO_SOCKET_IFNAME": "lo"})
 
+    def test_openmpi_yields_when_ranks_outnumber_cpus(self):
+        fabric = {"hosts": 4, "rate": "1gbit", "ppn": 1}
+        argv, _ = runners.command("openmpi", "allreduce", 4, self.FLAGS,
+                                  runners.Setup("/b", "/a", fabric=fabric, root=True, cpus=2))
+        self.assertEqual(argv[argv.index("mpi_yield_when_idle") + 1], "1")
+        argv, _ = runners.command("openmpi", "allreduce", 4, self.FLAGS,
+                                  runners.Setup("/b", "/a", fabric=fabric, root=True, cpus=16))
+        self.assertNotIn("mpi_yield_when_idle", argv)
+
     def test_auto_leaves_each_library_its_default(self):
         setup = runners.Setup("/b", "/a", transport="auto", root=False)
         _, env = runners.command("braid", "allreduce", 2, self.FLAGS, setup)
@@ -189,13 +198,21 @@ class RunnersTest(unittest.TestCase):
         argv, _ = runners.command("braid", "allreduce", 4, self.FLAGS, setup)
         self.assertEqual(argv[:4], ["/b/tools/fabric/fabric", "run", "--name", "cmp"])
         self.assertEqual(argv[argv.index("--measure") + 1], "0")  # measured once, before the sweep
-        argv, _ = runners.command("openmpi", "allreduce", 4, self.FLAGS, setup)
+        hosts = "10.77.0.1,10.77.0.2,10.77.0.3,10.77.0.4"
+        argv, env = runners.command("openmpi", "allreduce", 4, self.FLAGS, setup)
+        self.assertEqual(argv[:5], ["ip", "netns", "exec", "cmp-host0", "mpirun.openmpi"])
+        self.assertEqual(argv[argv.index("-H") + 1], hosts.replace(",", ":1,") + ":1")
+        self.assertEqual(argv[argv.index("plm_rsh_agent") + 1], "/a/fabric_rsh.sh")
         self.assertEqual(argv[argv.index("btl_tcp_if_include") + 1], "fab0")
-        wrapped = argv.index("/a/in_fabric_host.sh")
-        self.assertEqual(argv[wrapped + 1:wrapped + 4], ["cmp", "1", "/b/perf/anchors/mpi-perf-openmpi"])
+        self.assertEqual(argv[argv.index("oob_tcp_if_include") + 1], "fab0")
+        self.assertEqual(env, {"BRAID_ANCHORS_FABRIC": "cmp"})
+        self.assertEqual(argv[-len(self.FLAGS) - 2], "/b/perf/anchors/mpi-perf-openmpi")
         argv, env = runners.command("mpich", "allreduce", 4, self.FLAGS, setup)
-        self.assertIn("/a/in_fabric_host.sh", argv)
+        self.assertEqual(argv[:5], ["ip", "netns", "exec", "cmp-host0", "mpirun.mpich"])
+        self.assertEqual(argv[argv.index("-launcher-exec") + 1], "/a/fabric_rsh.sh")
+        self.assertEqual(argv[argv.index("-hosts") + 1], hosts)
         self.assertEqual(env["UCX_NET_DEVICES"], "fab0")
+        self.assertNotIn("MPIR_CVAR_NOLOCAL", env)  # hydra knows the hosts apart
         _, env = runners.command("gloo", "allreduce", 4, self.FLAGS, setup)
         self.assertEqual(env, {"GLOO_SOCKET_IFNAME": "fab0"})
         verbs = runners.fabric_verbs(setup)
