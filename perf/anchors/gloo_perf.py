@@ -20,7 +20,6 @@ slowest rank's time. Each rank uses one intra-op thread, as every other
 library here runs one thread of computation per rank.
 """
 import argparse
-import os
 import sys
 import time
 
@@ -131,10 +130,9 @@ def measure(case, iters, warmup):
 def main(argv):
     args = parse_args(argv)
     coll = args.collective
-    rank = int(os.environ.get("RANK", "0"))
     if coll in UNSUPPORTED:
-        if rank == 0:
-            print(f"gloo-perf: {coll}: not supported ({UNSUPPORTED[coll]})", file=sys.stderr)
+        # Every rank says it: the launcher may stop the others before rank 0 speaks.
+        print(f"gloo-perf: {coll}: not supported ({UNSUPPORTED[coll]})", file=sys.stderr)
         return EXIT_UNSUPPORTED
     import torch
     import torch.distributed as dist
