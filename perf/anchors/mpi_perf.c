@@ -1,19 +1,33 @@
 /*
- * mpi-perf: the anchor for braid-perf. The same sweep as `braid-perf <coll>`
+ * mpi-perf: the MPI anchor for braid-perf. The same sweep as `braid-perf <coll>`
  * (float sum, nccl-tests columns and busbw factors, every result checked) run on
- * MPI, so that speed claims are ratios measured on the same machine and sizes.
+ * an MPI library, so that speed claims are ratios measured on the same machine
+ * and sizes. Built once per MPI found (mpi-perf-openmpi, mpi-perf-mpich), each by
+ * that MPI's own compiler wrapper, and started by that MPI's own mpirun.
  *
- *   mpirun -np 4 mpi-perf allreduce -b 8 -e 64M -f 2 -n 20 -w 5
+ *   mpirun.openmpi -np 4 mpi-perf-openmpi allreduce -b 8 -e 64M -f 2 -n 20 -w 5
  *
- * Collectives: allreduce, allgather, reducescatter, alltoall, broadcast.
- * Output (rank 0): size count type redop root time(us) algbw busbw #wrong.
+ * Collectives: allreduce (MPI_Allreduce), allgather (MPI_Allgather),
+ * reducescatter (MPI_Reduce_scatter_block), alltoall (MPI_Alltoall),
+ * broadcast (MPI_Bcast, root 0).
+ *
+ * Timing is braid-perf's (and nccl-tests'): one barrier, then -n back-to-back
+ * calls, time / n; the reported time is the slowest rank's. "size" and
+ * "count" mean what they mean in nccl-tests: size is the bytes of the largest
+ * buffer (the gathered / scattered whole), count the elements each rank
+ * contributes or receives. Output (rank 0):
+ *   size count type redop root time(us) algbw busbw #wrong
+ * Exit status 1 when any element was wrong.
  */
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef enum { ALLREDUCE, ALLGATHER, REDUCESCATTER, ALLTOALL, BROADCAST } coll_t;
+
+static const char* const kNames[] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast"};
 
 static size_t parse_size(const char* s) {
   char* end = NULL;
@@ -26,8 +40,7 @@ static size_t parse_size(const char* s) {
   return (size_t)v;
 }
 
-/* Bytes of the buffer nccl-tests calls "size" -> elements per rank, and the
- * busbw factor, per collective. */
+/* nccl-tests' busbw factors (PERFORMANCE.md). */
 static double bus_factor(coll_t c, int n) {
   switch (c) {
     case ALLREDUCE: return 2.0 * (n - 1) / n;
@@ -36,23 +49,82 @@ static double bus_factor(coll_t c, int n) {
   }
 }
 
+/* Whole-buffer collectives move `per` elements everywhere; the others move
+ * `per` to or from each of the n ranks. */
+static int whole(coll_t c) { return c == ALLREDUCE || c == BROADCAST; }
+
+/* Input element i of `rank`: small integers, so float sums are exact. */
+static float input(int rank, size_t i) { return (float)((rank + i) % 7); }
+
+static void run_once(coll_t c, float* send, float* recv, int per) {
+  switch (c) {
+    case ALLREDUCE: MPI_Allreduce(send, recv, per, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+    case ALLGATHER: MPI_Allgather(send, per, MPI_FLOAT, recv, per, MPI_FLOAT, MPI_COMM_WORLD); break;
+    case REDUCESCATTER: MPI_Reduce_scatter_block(send, recv, per, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+    case ALLTOALL: MPI_Alltoall(send, per, MPI_FLOAT, recv, per, MPI_FLOAT, MPI_COMM_WORLD); break;
+    case BROADCAST: MPI_Bcast(recv, per, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+  }
+}
+
+/* Element i of the result on `rank`, computed here. */
+static float expected(coll_t c, int rank, int n, size_t per, size_t i) {
+  float want = 0;
+  switch (c) {
+    case ALLREDUCE: for (int r = 0; r < n; ++r) want += input(r, i); break;
+    case REDUCESCATTER: for (int r = 0; r < n; ++r) want += input(r, rank * per + i); break;
+    case ALLGATHER: want = input((int)(i / per), i % per); break;
+    case ALLTOALL: want = input((int)(i / per), rank * per + i % per); break;
+    case BROADCAST: want = input(0, i); break;
+  }
+  return want;
+}
+
+/* One size: returns the wrong elements summed over ranks (valid on rank 0),
+ * *time_us the slowest rank's time per call. */
+static long measure(coll_t c, int rank, int n, size_t per, int iters, int warmup, double* time_us) {
+  const size_t sendElems = whole(c) || c == ALLGATHER ? per : per * n;
+  const size_t recvElems = whole(c) || c == REDUCESCATTER ? per : per * n;
+  float* send = malloc(sendElems * sizeof(float));
+  float* recv = malloc(recvElems * sizeof(float));
+  if (send == NULL || recv == NULL) {
+    fprintf(stderr, "mpi-perf: out of memory for %zu elements\n", sendElems + recvElems);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  for (size_t i = 0; i < sendElems; ++i) send[i] = input(rank, i);
+  /* Broadcast works in place on recv: the root's holds the data. */
+  for (size_t i = 0; i < recvElems; ++i) recv[i] = c == BROADCAST && rank == 0 ? input(0, i) : -1.0f;
+
+  for (int it = 0; it < warmup; ++it) run_once(c, send, recv, (int)per);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  for (int it = 0; it < iters; ++it) run_once(c, send, recv, (int)per);
+  double t = (MPI_Wtime() - t0) / iters * 1e6;
+
+  long wrong = 0, wrongAll = 0;
+  for (size_t i = 0; i < recvElems; ++i) wrong += recv[i] != expected(c, rank, n, per, i);
+  MPI_Reduce(&t, time_us, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  MPI_Reduce(&wrong, &wrongAll, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  free(send);
+  free(recv);
+  return wrongAll;
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, n;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
-  if (argc < 2) {
-    if (rank == 0) fprintf(stderr, "usage: mpi-perf allreduce|allgather|reducescatter|alltoall|broadcast [-b min] [-e max] [-f factor] [-n iters] [-w warmup]\n");
+  int coll = -1;
+  for (int k = 0; argc >= 2 && k < 5; ++k)
+    if (!strcmp(argv[1], kNames[k])) coll = k;
+  if (coll < 0) {
+    if (rank == 0)
+      fprintf(stderr, "usage: mpi-perf allreduce|allgather|reducescatter|alltoall|broadcast "
+                      "[-b min] [-e max] [-f factor] [-n iters] [-w warmup]\n");
     MPI_Finalize();
     return 2;
   }
-  coll_t coll;
-  if (!strcmp(argv[1], "allreduce")) coll = ALLREDUCE;
-  else if (!strcmp(argv[1], "allgather")) coll = ALLGATHER;
-  else if (!strcmp(argv[1], "reducescatter")) coll = REDUCESCATTER;
-  else if (!strcmp(argv[1], "alltoall")) coll = ALLTOALL;
-  else if (!strcmp(argv[1], "broadcast")) coll = BROADCAST;
-  else { if (rank == 0) fprintf(stderr, "unknown collective %s\n", argv[1]); MPI_Finalize(); return 2; }
+  const coll_t c = (coll_t)coll;
   size_t minb = 8, maxb = 64 << 20;
   int factor = 2, iters = 20, warmup = 5;
   for (int i = 2; i + 1 < argc; i += 2) {
@@ -62,66 +134,35 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "-n")) iters = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "-w")) warmup = atoi(argv[i + 1]);
   }
+  if (factor < 2 || iters < 1 || warmup < 0 || minb < 1) {
+    if (rank == 0) fprintf(stderr, "mpi-perf: need -f >= 2, -n >= 1, -w >= 0, -b >= 1\n");
+    MPI_Finalize();
+    return 2;
+  }
   if (rank == 0) {
-    printf("# mpi-perf %s, %d ranks, float sum\n", argv[1], n);
-    printf("#%11s %12s %8s %6s %6s %10s %8s %8s %6s\n", "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong");
-    printf("#%11s %12s %8s %6s %6s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "");
+    printf("# mpi-perf %s, %d ranks, float sum\n", kNames[c], n);
+    printf("#%11s %12s %8s %6s %6s %10s %8s %8s %6s\n", "size", "count", "type", "redop", "root", "time",
+           "algbw", "busbw", "#wrong");
+    printf("#%11s %12s %8s %6s %6s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
+           "(GB/s)", "");
   }
   double busSum = 0;
   int points = 0, anyWrong = 0;
-  for (size_t bytes = minb; bytes <= maxb; bytes *= factor) {
-    size_t count = bytes / sizeof(float); /* elements of the "size" buffer */
-    size_t per = (coll == ALLREDUCE || coll == BROADCAST) ? count : count / n;
-    if (per == 0) continue;
-    size_t sendElems = (coll == ALLGATHER) ? per : (coll == ALLREDUCE || coll == BROADCAST) ? per : per * n;
-    size_t recvElems = (coll == REDUCESCATTER) ? per : (coll == ALLREDUCE || coll == BROADCAST) ? per : per * n;
-    float* send = malloc(sendElems * sizeof(float));
-    float* recv = malloc(recvElems * sizeof(float));
-    for (size_t i = 0; i < sendElems; ++i) send[i] = (float)((rank + i) % 7);
-    double t = 0;
-    for (int it = -warmup; it < iters; ++it) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = MPI_Wtime();
-      switch (coll) {
-        case ALLREDUCE: MPI_Allreduce(send, recv, (int)per, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-        case ALLGATHER: MPI_Allgather(send, (int)per, MPI_FLOAT, recv, (int)per, MPI_FLOAT, MPI_COMM_WORLD); break;
-        case REDUCESCATTER: MPI_Reduce_scatter_block(send, recv, (int)per, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
-        case ALLTOALL: MPI_Alltoall(send, (int)per, MPI_FLOAT, recv, (int)per, MPI_FLOAT, MPI_COMM_WORLD); break;
-        case BROADCAST:
-          if (rank == 0) memcpy(recv, send, per * sizeof(float));
-          MPI_Bcast(recv, (int)per, MPI_FLOAT, 0, MPI_COMM_WORLD);
-          break;
-      }
-      if (it >= 0) t += MPI_Wtime() - t0;
-    }
-    /* Check the last result against values computed here. */
-    long wrong = 0;
-    for (size_t i = 0; i < recvElems; ++i) {
-      float want = 0;
-      switch (coll) {
-        case ALLREDUCE: for (int r = 0; r < n; ++r) want += (float)((r + i) % 7); break;
-        case REDUCESCATTER: for (int r = 0; r < n; ++r) want += (float)((r + rank * per + i) % 7); break;
-        case ALLGATHER: want = (float)((i / per + i % per) % 7); break;
-        case ALLTOALL: want = (float)((i / per + rank * per + i % per) % 7); break;
-        case BROADCAST: want = (float)(i % 7); break;
-      }
-      if (recv[i] != want) wrong++;
-    }
-    double tmax;
-    t = t / iters * 1e6;
-    MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    long wrongAll = 0;
-    MPI_Reduce(&wrong, &wrongAll, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    size_t sizeBytes = (coll == ALLREDUCE || coll == BROADCAST) ? per * 4 : per * n * 4;
+  for (size_t bytes = minb; bytes <= maxb; bytes *= (size_t)factor) {
+    const size_t per = whole(c) ? bytes / sizeof(float) : bytes / sizeof(float) / n;
+    if (per == 0 || per > INT_MAX) continue; /* as braid-perf: nothing to move, or beyond MPI's int */
+    double tmax = 0;
+    const long wrong = measure(c, rank, n, per, iters, warmup, &tmax);
+    const size_t sizeBytes = (whole(c) ? per : per * n) * sizeof(float);
     if (rank == 0) {
-      double algbw = sizeBytes / tmax / 1e3, busbw = algbw * bus_factor(coll, n);
-      printf("%12zu %12zu %8s %6s %6d %10.2f %8.3f %8.3f %6ld\n", sizeBytes, sizeBytes / 4, "float", "sum", 0, tmax, algbw, busbw, wrongAll);
+      const double algbw = sizeBytes / tmax / 1e3, busbw = algbw * bus_factor(c, n);
+      printf("%12zu %12zu %8s %6s %6d %10.2f %8.3f %8.3f %6ld\n", sizeBytes, per, "float", "sum", 0, tmax, algbw,
+             busbw, wrong);
+      fflush(stdout);
       busSum += busbw;
       points++;
-      if (wrongAll) anyWrong = 1;
+      if (wrong) anyWrong = 1;
     }
-    free(send);
-    free(recv);
   }
   if (rank == 0) printf("# Avg bus bandwidth    : %g\n", points ? busSum / points : 0.0);
   MPI_Finalize();

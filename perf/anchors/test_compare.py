@@ -1,0 +1,228 @@
+"""Tests of the sweep driver's pure parts on recorded outputs:
+  python3 -m unittest discover -s perf/anchors -p "test_*.py"
+(ctest: anchors_compare_py). Standard library only."""
+import io
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import parse  # noqa: E402
+import results  # noqa: E402
+import runners  # noqa: E402
+
+# Recorded: braid-run -n 2 --quiet-ranks -- braid-perf allreduce -b 8 -e 1M -f 32 (rank prefix, two groups).
+BRAID_OUT = """\
+[0] # Collective allreduce nRanks 2 minBytes 8 maxBytes 1048576 step: 32(factor) warmup iters: 5 iters: 20
+[0] #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+[0]            8             2     float     sum      -1    73.56    0.00    0.00      0    72.27    0.00    0.00      0
+[0]          256            64     float     sum      -1     7.80    0.03    0.03      0     7.47    0.03    0.03      0
+[0]       262144         65536     float     sum      -1    53.77    4.87    4.87      0    45.85    5.72    5.72      0
+[0] # Out of bounds values : 0 OK
+[0] # Avg bus bandwidth    : 1.57322
+"""
+# Recorded: mpirun.openmpi -np 2 mpi-perf-openmpi reducescatter -b 8 -e 1M -f 32 (one group, no prefix).
+MPI_OUT = """\
+# mpi-perf reducescatter, 2 ranks, float sum
+#       size        count     type  redop   root       time    algbw    busbw #wrong
+           8            1    float    sum      0       7.64    0.001    0.001      0
+         256           32    float    sum      0       7.85    0.033    0.016      3
+      262144        32768    float    sum      0     151.36    1.732    0.866      0
+# Avg bus bandwidth    : 0.346201
+"""
+# braid-perf's alltoall has no in-place group; a size it skips shows N/A.
+SKIPPED_OUT = """\
+           0             0     float     sum      -1    30.10    0.00    0.00      0
+           8             0     float    none      -1      N/A     N/A     N/A    N/A
+          64             8     float    none      -1    12.50    0.01    0.00    N/A
+"""
+FABRIC_OUT = "fabric braidcmp is up\nlink: 0.951 Gbit/s measured, 1gbit configured (host0 -> host1 over 1.76 s)\n"
+
+
+class ParseTest(unittest.TestCase):
+    def test_braid_rows_ignore_prefix_and_in_place_and_recompute_busbw(self):
+        rows = parse.parse_rows(BRAID_OUT, "allreduce", 2)
+        self.assertEqual(sorted(rows), [8, 256, 262144])
+        self.assertEqual(rows[262144].time_us, 53.77)
+        # 262144 B / 53.77 us = 4.875 GB/s algbw, factor 2*(2-1)/2 = 1.
+        self.assertAlmostEqual(rows[262144].busbw, 262144 / 53.77 / 1e3)
+        self.assertAlmostEqual(rows[256].busbw, 256 / 7.80 / 1e3)  # not the printed 0.03
+        self.assertEqual(rows[8].wrong, 0)
+
+    def test_mpi_rows_with_wrong_elements_and_factor(self):
+        rows = parse.parse_rows(MPI_OUT, "reducescatter", 4)
+        self.assertEqual(rows[256].wrong, 3)
+        self.assertAlmostEqual(rows[262144].busbw, 262144 / 151.36 / 1e3 * 3 / 4)
+
+    def test_skipped_sizes_and_unchecked_rows(self):
+        rows = parse.parse_rows(SKIPPED_OUT, "alltoall", 8)
+        self.assertEqual(list(rows), [64])
+        self.assertIsNone(rows[64].wrong)
+
+    def test_bus_factors_are_nccl_tests(self):
+        self.assertEqual(parse.bus_factor("allreduce", 4), 1.5)
+        for coll in ("allgather", "reducescatter", "alltoall"):
+            self.assertEqual(parse.bus_factor(coll, 4), 0.75)
+        self.assertEqual(parse.bus_factor("broadcast", 4), 1.0)
+
+    def test_link_line(self):
+        self.assertEqual(parse.parse_link_gbits(FABRIC_OUT), 0.951)
+        self.assertEqual(parse.parse_link_gbits("[0] link: 1.5 Gbit/s measured, 2gbit configured"), 1.5)
+        self.assertIsNone(parse.parse_link_gbits("fabric: needs root"))
+
+    def test_sizes(self):
+        self.assertEqual(parse.parse_size_range("8:32M"), (8, 32 << 20))
+        self.assertEqual(parse.parse_size_range("64k"), (65536, 65536))
+        self.assertEqual(parse.parse_size("1GiB"), 1 << 30)
+        for bad in ("", "1M:8", "x", "1:2:3", "0:8"):
+            with self.assertRaises(ValueError):
+                parse.parse_size_range(bad)
+        self.assertEqual([parse.format_size(n) for n in (8, 1024, 3 << 20, 1000)], ["8", "1K", "3M", "1000"])
+
+    def test_fabric_spec(self):
+        self.assertEqual(parse.parse_fabric_spec("hosts=4,rate=1gbit"), {"hosts": 4, "rate": "1gbit", "ppn": 1})
+        self.assertEqual(parse.parse_fabric_spec("rate=200mbit,ppn=2")["ppn"], 2)
+        for bad in ("hosts=1", "cores=2", "hosts"):
+            with self.assertRaises(ValueError):
+                parse.parse_fabric_spec(bad)
+
+
+def row(size, busbw, wrong=0):
+    return parse.Row(size, 1.0, busbw, wrong)
+
+
+def sample_sweep(link=None):
+    sweep = results.Sweep(["braid", "openmpi", "gloo"], {"where": "loopback", "reps": 3, "link_gbytes": link})
+    for busbw in (2.0, 9.0, 3.0):  # median 3.0 whatever the order
+        sweep.add_run(4, "allreduce", "braid", {1024: row(1024, busbw / 10), 1 << 20: row(1 << 20, busbw)})
+    for busbw in (1.0, 1.5, 0.5):
+        sweep.add_run(4, "allreduce", "openmpi", {1024: row(1024, 0.2), 1 << 20: row(1 << 20, busbw)})
+    sweep.add_status(4, "allreduce", "gloo", results.UNSUPPORTED, "no reduce_scatter")
+    return sweep
+
+
+class ResultsTest(unittest.TestCase):
+    def test_medians_and_ratio_to_best_anchor(self):
+        lines = results.render_table(sample_sweep(), 4, "allreduce").splitlines()
+        self.assertIn("median of 3", lines[0])
+        self.assertIn("# gloo: n/s: no reduce_scatter", lines)
+        big = [line for line in lines if line.split() and line.split()[0] == "1M"][0].split()
+        self.assertEqual(big, ["1M", "3.000", "1.000", "n/s", "3.00x"])
+        small = [line for line in lines if line.split() and line.split()[0] == "1K"][0].split()
+        self.assertEqual(small, ["1K", "0.3", "0.2", "n/s", "1.50x"])
+
+    def test_link_column(self):
+        lines = results.render_table(sample_sweep(link=0.118), 4, "allreduce").splitlines()
+        self.assertTrue(any(line.startswith("# link limit: 0.118 GB/s") for line in lines))
+        big = [line for line in lines if line.split() and line.split()[0] == "1M"][0].split()
+        self.assertEqual(big[-1], f"{3.0 / 0.118:.2f}")
+
+    def test_wrong_results_show_and_fail(self):
+        sweep = sample_sweep()
+        sweep.add_run(4, "allreduce", "openmpi", {1 << 20: row(1 << 20, 5.0, wrong=7)})
+        table = results.render_table(sweep, 4, "allreduce")
+        self.assertIn("WRONG", table)
+        self.assertEqual(sweep.failed(), [f"openmpi allreduce 4 ranks: wrong results at {1 << 20} B"])
+
+    def test_failed_library_and_missing_sizes(self):
+        sweep = sample_sweep()
+        sweep.add_status(4, "allreduce", "openmpi", results.FAILED, "exit 124")
+        sweep.add_run(4, "allreduce", "braid", {64: row(64, 0.01)})
+        lines = results.render_table(sweep, 4, "allreduce").splitlines()
+        self.assertEqual([line for line in lines if line.split()[0] == "64"][0].split(), ["64", "0.01", "fail", "n/s", "-"])
+        self.assertEqual(sweep.failed(), ["openmpi allreduce 4 ranks: exit 124"])
+
+    def test_csv_and_json(self):
+        sweep = sample_sweep(link=0.1)
+        sweep.meta.update(mode="fabric", transport="tcp")
+        out = io.StringIO()
+        results.write_csv(sweep, out)
+        lines = out.getvalue().splitlines()
+        self.assertEqual(lines[0], ",".join(results.CSV_FIELDS))
+        self.assertIn("fabric,tcp,4,allreduce,braid,1048576,3.0,1.0,3,0.1,", lines)
+        self.assertIn("fabric,tcp,4,allreduce,gloo,,,,0,0.1,n/s", lines)
+        out = io.StringIO()
+        results.write_json(sweep, out)
+        data = json.loads(out.getvalue())
+        braid = [r for r in data["results"] if r["library"] == "braid" and r["size"] == 1 << 20][0]
+        self.assertEqual(braid["busbw_reps"], [2.0, 9.0, 3.0])
+        self.assertEqual(data["libraries"], ["braid", "openmpi", "gloo"])
+
+
+class RunnersTest(unittest.TestCase):
+    FLAGS = runners.sweep_flags(8, 1 << 20, 4, 20, 5)
+
+    def test_loopback_tcp_pins_every_library_to_lo(self):
+        setup = runners.Setup("/b", "/src/perf/anchors", transport="tcp", root=True)
+        argv, env = runners.command("braid", "allreduce", 4, self.FLAGS, setup)
+        self.assertEqual(argv[:3], ["/b/tools/braid-run/braid-run", "-n", "4"])
+        self.assertIn("/b/perf/braid-perf/braid-perf", argv)
+        self.assertEqual(env, {"BRAID_TRANSPORT": "tcp"})
+        argv, _ = runners.command("openmpi", "alltoall", 4, self.FLAGS, setup)
+        self.assertEqual(argv[0], "mpirun.openmpi")
+        self.assertIn("--allow-run-as-root", argv)
+        self.assertEqual(argv[argv.index("btl_tcp_if_include") + 1], "lo")
+        self.assertEqual(argv[-len(self.FLAGS) - 2:-len(self.FLAGS)], ["/b/perf/anchors/mpi-perf-openmpi", "alltoall"])
+        argv, env = runners.command("mpich", "allgather", 2, self.FLAGS, setup)
+        self.assertEqual(argv[:3], ["mpirun.mpich", "-np", "2"])
+        self.assertEqual(env["MPIR_CVAR_NOLOCAL"], "1")
+        self.assertEqual(env["UCX_NET_DEVICES"], "lo")
+        argv, env = runners.command("gloo", "broadcast", 2, self.FLAGS, setup)
+        self.assertEqual(argv[argv.index("--") + 1:argv.index("--") + 3],
+                         ["/usr/bin/python3", "/src/perf/anchors/gloo_perf.py"])
+        self.assertEqual(env, {"GLOO_SOCKET_IFNAME": "lo"})
+
+    def test_openmpi_yields_when_ranks_outnumber_cpus(self):
+        fabric = {"hosts": 4, "rate": "1gbit", "ppn": 1}
+        argv, _ = runners.command("openmpi", "allreduce", 4, self.FLAGS,
+                                  runners.Setup("/b", "/a", fabric=fabric, root=True, cpus=2))
+        self.assertEqual(argv[argv.index("mpi_yield_when_idle") + 1], "1")
+        argv, _ = runners.command("openmpi", "allreduce", 4, self.FLAGS,
+                                  runners.Setup("/b", "/a", fabric=fabric, root=True, cpus=16))
+        self.assertNotIn("mpi_yield_when_idle", argv)
+
+    def test_auto_leaves_each_library_its_default(self):
+        setup = runners.Setup("/b", "/a", transport="auto", root=False)
+        _, env = runners.command("braid", "allreduce", 2, self.FLAGS, setup)
+        self.assertEqual(env, {})
+        argv, _ = runners.command("openmpi", "allreduce", 2, self.FLAGS, setup)
+        self.assertNotIn("--mca", argv)
+        self.assertNotIn("--allow-run-as-root", argv)
+        _, env = runners.command("mpich", "allreduce", 2, self.FLAGS, setup)
+        self.assertEqual(env, {})
+
+    def test_fabric_runs_ranks_in_namespaces_over_fab0(self):
+        setup = runners.Setup("/b", "/a", fabric={"hosts": 4, "rate": "1gbit", "ppn": 1}, fabric_name="cmp",
+                              root=True)
+        argv, _ = runners.command("braid", "allreduce", 4, self.FLAGS, setup)
+        self.assertEqual(argv[:4], ["/b/tools/fabric/fabric", "run", "--name", "cmp"])
+        self.assertEqual(argv[argv.index("--measure") + 1], "0")  # measured once, before the sweep
+        hosts = "10.77.0.1,10.77.0.2,10.77.0.3,10.77.0.4"
+        argv, env = runners.command("openmpi", "allreduce", 4, self.FLAGS, setup)
+        self.assertEqual(argv[:5], ["ip", "netns", "exec", "cmp-host0", "mpirun.openmpi"])
+        self.assertEqual(argv[argv.index("-H") + 1], hosts.replace(",", ":1,") + ":1")
+        self.assertEqual(argv[argv.index("plm_rsh_agent") + 1], "/a/fabric_rsh.sh")
+        self.assertEqual(argv[argv.index("btl_tcp_if_include") + 1], "fab0")
+        self.assertEqual(argv[argv.index("oob_tcp_if_include") + 1], "fab0")
+        self.assertEqual(env, {"BRAID_ANCHORS_FABRIC": "cmp"})
+        self.assertEqual(argv[-len(self.FLAGS) - 2], "/b/perf/anchors/mpi-perf-openmpi")
+        argv, env = runners.command("mpich", "allreduce", 4, self.FLAGS, setup)
+        self.assertEqual(argv[:5], ["ip", "netns", "exec", "cmp-host0", "mpirun.mpich"])
+        self.assertEqual(argv[argv.index("-launcher-exec") + 1], "/a/fabric_rsh.sh")
+        self.assertEqual(argv[argv.index("-hosts") + 1], hosts)
+        self.assertEqual(env["UCX_NET_DEVICES"], "fab0")
+        self.assertNotIn("MPIR_CVAR_NOLOCAL", env)  # hydra knows the hosts apart
+        _, env = runners.command("gloo", "allreduce", 4, self.FLAGS, setup)
+        self.assertEqual(env, {"GLOO_SOCKET_IFNAME": "fab0"})
+        verbs = runners.fabric_verbs(setup)
+        self.assertEqual(verbs["up"][1:], ["up", "--name", "cmp", "--hosts", "4", "--rate", "1gbit"])
+        self.assertEqual(verbs["down"][1:], ["down", "--name", "cmp"])
+
+    def test_unknown_library(self):
+        with self.assertRaises(ValueError):
+            runners.command("nccl", "allreduce", 2, self.FLAGS, runners.Setup("/b", "/a", root=True))
+
+
+if __name__ == "__main__":
+    unittest.main()
