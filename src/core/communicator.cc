@@ -117,18 +117,10 @@ algo::CollectiveArgs Communicator::argsFor(algo::Collective c) const {
   a.nranks = nranks_;
   a.rank = rank_;
   a.chunkBytes = config_.chunkBytes;
-  if (c == algo::Collective::kAllReduce) a.hostOf = hostOf();
+  if (c == algo::Collective::kAllReduce) a.hostOf = topology_.hostOf;  // for hierarchical algorithms
   return a;
 }
 
-const std::vector<int>& Communicator::hostOf() const {
-  std::call_once(hostOfOnce_, [&] {
-    std::map<std::string, int> index;
-    for (int r = 0; r < nranks_; ++r)
-      hostOf_.push_back(index.emplace(bootstrap_->hostId(r), static_cast<int>(index.size())).first->second);
-  });
-  return hostOf_;
-}
 
 algo::Tuner& Communicator::tuner() const {
   std::call_once(tunerOnce_, [&] {

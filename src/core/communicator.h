@@ -77,9 +77,6 @@ class Communicator {
   // Builds the op for a collective with the selected algorithm.
   Status buildCollective(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) const;
   algo::CollectiveArgs argsFor(algo::Collective c) const;
-  // Host of each rank as small integers (ranks reporting the same host id
-  // share one), the same on every rank.
-  const std::vector<int>& hostOf() const;
 
   // Takes the op's place in the issue order and records it in the flight recorder.
   uint64_t takeTicket(const Op& op);
@@ -143,8 +140,7 @@ class Communicator {
   bool remoteFault_ = false; // guarded by mu_: error_ came from another rank
   std::condition_variable faultSeen_;  // error_ was set
   uint64_t opsByKind_[algo::kNumCollectives] = {};  // only touched by the ticket holder
-  mutable std::once_flag tunerOnce_, hostOfOnce_;
-  mutable std::vector<int> hostOf_;
+  mutable std::once_flag tunerOnce_;
   mutable std::unique_ptr<algo::Tuner> tuner_;  // set once under tunerOnce_
 };
 
