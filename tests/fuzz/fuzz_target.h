@@ -27,7 +27,8 @@
   X(tcp_frame)                \
   X(tcp_conn_header)          \
   X(auth_handshake)           \
-  X(tcp_recv)
+  X(tcp_recv)                 \
+  X(control_frame)
 
 #define BRAID_FUZZ_DECLARE(name) int braidFuzz_##name(const uint8_t* data, size_t size);
 BRAID_FUZZ_TARGETS(BRAID_FUZZ_DECLARE)

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/bootstrap/protocol.h"
+#include "core/control_frame.h"
 #include "core/bootstrap/unique_id.h"
 #include "transports/net/auth.h"
 #include "transports/tcp/frame.h"
@@ -209,6 +210,31 @@ void recvSeeds(std::vector<Seed>* out) {
   out->push_back({"tcp_recv", "truncated_payload", cat(one, header(0, 7, 10, 10, 0, 0, 1))});
 }
 
+// Control-plane frames, alone and back to back, and the edges of the parser.
+void controlSeeds(std::vector<Seed>* out) {
+  auto encoded = [](core::ControlType type, core::Fault fault) {
+    std::string s;
+    core::ControlFrame f;
+    f.type = type;
+    f.fault = std::move(fault);
+    core::encodeControlFrame(f, &s);
+    return Bytes(s.begin(), s.end());
+  };
+  const Bytes beat = encoded(core::ControlType::kHeartbeat, {});
+  const Bytes fault = encoded(core::ControlType::kFault, {Code::kRemoteError, 2, 0, "rank 2 died (connection reset)"});
+  const Bytes bye = encoded(core::ControlType::kBye, {});
+  out->push_back({"control_frame", "heartbeat", beat});
+  out->push_back({"control_frame", "fault", fault});
+  out->push_back({"control_frame", "stream", cat(cat(beat, fault), bye)});
+  out->push_back({"control_frame", "truncated_fault", Bytes(fault.begin(), fault.end() - 3)});
+  Bytes badMagic = beat;
+  badMagic[0] ^= 0xff;
+  out->push_back({"control_frame", "bad_magic", badMagic});
+  Bytes hugeText = fault;
+  hugeText[12] = hugeText[13] = hugeText[14] = hugeText[15] = 0xff;  // text length 4 GiB
+  out->push_back({"control_frame", "huge_text_length", hugeText});
+}
+
 }  // namespace
 
 std::vector<Seed> generateSeeds() {
@@ -220,6 +246,7 @@ std::vector<Seed> generateSeeds() {
   connHeaderSeeds(&seeds);
   authSeeds(&seeds);
   recvSeeds(&seeds);
+  controlSeeds(&seeds);
   return seeds;
 }
 
