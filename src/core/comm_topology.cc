@@ -12,8 +12,9 @@
 namespace braid::core {
 namespace {
 
-// This process's host, detected once.
-Status localHost(const topo::HostTopology** out) {
+}  // namespace
+
+Status localHostTopology(const topo::HostTopology** out) {
   static std::once_flag once;
   static topo::HostTopology host;
   static Status status;
@@ -30,11 +31,9 @@ Status localHost(const topo::HostTopology** out) {
   return status;
 }
 
-}  // namespace
-
 Status gatherTopology(bootstrap::Bootstrap& bs, topo::CommTopology* out) {
   const topo::HostTopology* host = nullptr;
-  BRAID_RETURN_IF_ERROR(Status(localHost(&host)).prefix("topology"));
+  BRAID_RETURN_IF_ERROR(Status(localHostTopology(&host)).prefix("topology"));
   topo::RankView mine;
   BRAID_RETURN_IF_ERROR(topo::makeRankView(*host, bs.rank(), &mine));
   const std::string blob = topo::encodeRankView(mine);

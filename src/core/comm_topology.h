@@ -18,6 +18,9 @@ class Bootstrap;
 
 namespace braid::core {
 
+// This process's host, detected once (BRAID_TOPO_FILE when set) and kept.
+Status localHostTopology(const topo::HostTopology** out);
+
 Status gatherTopology(bootstrap::Bootstrap& bootstrap, topo::CommTopology* out);
 
 }  // namespace braid::core

@@ -12,6 +12,7 @@
 #include "core/bootstrap/bootstrap.h"
 #include "core/bootstrap/root.h"
 #include "core/comm_topology.h"
+#include "core/engine_thread.h"
 #include "core/peer_connector.h"
 #include "core/trace_signal.h"
 
@@ -218,6 +219,7 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   lock.unlock();
 
   log::setThreadRank(rank_);
+  bindEngineThreadOnce(topology_, rank_);
   uint64_t seq = ++opsByKind_[static_cast<int>(op.collective)];
   ExecutionContext ctx;
   ctx.connections = &connections_;

@@ -1,5 +1,7 @@
 #include "core/stream.h"
 
+#include "core/engine_thread.h"
+
 namespace braid::core {
 
 Stream::Stream() : worker_([this] { loop(); }) {}
@@ -20,6 +22,7 @@ void Stream::enqueue(std::function<Status()> work) {
 }
 
 void Stream::loop() {
+  markEngineThread();
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     workQueued_.wait(lock, [&] { return !queue_.empty() || stopping_; });

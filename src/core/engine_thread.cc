@@ -1,0 +1,36 @@
+#include "core/engine_thread.h"
+
+#include "base/env.h"
+#include "base/log.h"
+#include "core/comm_topology.h"
+#include "topo/bind.h"
+#include "topo/bind_policy.h"
+
+namespace braid::core {
+namespace {
+thread_local bool tlsEngine = false;
+thread_local bool tlsBindTried = false;
+}  // namespace
+
+void markEngineThread() { tlsEngine = true; }
+bool isEngineThread() { return tlsEngine; }
+
+void bindEngineThreadOnce(const topo::CommTopology& comm, int rank) {
+  if (!tlsEngine || tlsBindTried || !topo::bindingEnabled()) return;
+  tlsBindTried = true;
+  const topo::HostTopology* host = nullptr;
+  if (!localHostTopology(&host).isOk() || host == nullptr) return;
+  const topo::BindTarget target = chooseBindTarget(comm, rank, env::raw("BRAID_SOCKET_IFNAME").value_or(""));
+  topo::CpuList bound;
+  Status st;
+  if (target.kind == topo::BindTarget::Kind::kNic) st = topo::bindThreadNearNic(*host, target.nic, &bound);
+  else if (target.kind == topo::BindTarget::Kind::kNuma) st = topo::bindThreadNearNuma(*host, target.numa, &bound);
+  if (!st.isOk()) {
+    BRAID_WARN("BRAID_BIND: %s failed: %s", target.why.c_str(), st.message().c_str());
+    return;
+  }
+  BRAID_INFO("BRAID_BIND: engine thread %s%s%s", target.why.c_str(), bound.empty() ? "" : ", CPUs ",
+             bound.empty() ? "" : bound.toString().c_str());
+}
+
+}  // namespace braid::core
