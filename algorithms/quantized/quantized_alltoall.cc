@@ -2,15 +2,21 @@
 // quantizedChunkElems(); each chunk is encoded into a send slot, sent, and on
 // the other side received into a receive slot and decoded into the output.
 //
-// Sends follow one sequence: the own block first (encode, then decode
-// straight from the slot into the output), then the blocks for ranks r+1,
-// r+2, ... in turn; receives follow r-1, r-2, .... Both sequences cycle
-// through a window of slots (quantizedWindow), and a slot is reused only once the chunk that
-// held it has left (send) or been decoded (receive). So at most a window of
-// chunks are encoded ahead of the wire and scratch stays a few chunks per
-// direction whatever N is. The sequences cannot deadlock: in round k every
-// rank sends to r+k and receives from r-k, and a rank's progress in round k
-// needs nothing from round k+1.
+// Order: chunk-major across peers. Sends go chunk 0 of the own block (encoded
+// and decoded straight from the slot into the output), chunk 0 for rank r+1,
+// r+2, ..., then chunk 1 for each, and so on; receives go chunk 0 from r-1,
+// r-2, ..., then chunk 1. So every peer's flow advances at once, as in the
+// plain pairwise exchange, instead of one peer per round: on a shaped or
+// shared link no flow waits for the slowest peer of its round. Both sequences
+// cycle through a window of slots (quantizedWindow), a slot reused only once
+// the chunk that held it has left (send) or been decoded (receive), so at most
+// a window of chunks is encoded ahead of the wire and scratch stays a few
+// megabytes whatever N is.
+//
+// No deadlock: a message is (chunk j, distance k), the same pair on its sender
+// and its receiver, and every rank issues its sends and receives in (j, k)
+// order, a step waiting only for steps earlier in that order. The earliest
+// unfinished message therefore always has its send and its receive posted.
 #include <algorithm>
 #include <string>
 
@@ -48,8 +54,12 @@ class AllToAllBuilder {
     if (sendSlots_) sendScratch_ = out_->addScratch(sendSlots_ * slotBytes_);
     if (recvSlots_) recvScratch_ = out_->addScratch(recvSlots_ * slotBytes_);
     // Receives first, so the first window of them is posted before any encoding.
-    for (int k = 1; k < n; ++k) addReceives((r - k + n) % n);
-    for (int k = 0; k < n; ++k) addSends((r + k) % n);
+    size_t maxChunks = 0;
+    for (int p = 0; p < n; ++p) maxChunks = std::max({maxChunks, chunks(sendBlock(p).count), chunks(recvBlock(p).count)});
+    for (size_t j = 0; j < maxChunks; ++j)
+      for (int k = 1; k < n; ++k) addReceive((r - k + n) % n, j);
+    for (size_t j = 0; j < maxChunks; ++j)
+      for (int k = 0; k < n; ++k) addSend((r + k) % n, j);
     return Status::ok();
   }
 
@@ -71,30 +81,30 @@ class AllToAllBuilder {
     return g >= window_ ? released[g - window_] : kNoStep;
   }
 
-  void addReceives(int p) {
+  // Chunk j of the block from p, if the block has one.
+  void addReceive(int p, size_t j) {
     const Block b = recvBlock(p);
-    for (size_t j = 0; j < chunks(b.count); ++j) {
-      const size_t g = recvReleased_.size(), m = chunkCount(b, j);
-      const Region wire = slot(recvScratch_, g, recvSlots_, m);
-      StepId got = out_->add(recvStep(p, wire, tag_), {after(recvReleased_, g)});
-      recvReleased_.push_back(
-          out_->add(decodeStep(a_.codec, wire, {kOutput, b.offset + j * chunk_ * es_, m * es_}), {got}));
-    }
+    if (j >= chunks(b.count)) return;
+    const size_t g = recvReleased_.size(), m = chunkCount(b, j);
+    const Region wire = slot(recvScratch_, g, recvSlots_, m);
+    StepId got = out_->add(recvStep(p, wire, tag_), {after(recvReleased_, g)});
+    recvReleased_.push_back(
+        out_->add(decodeStep(a_.codec, wire, {kOutput, b.offset + j * chunk_ * es_, m * es_}), {got}));
   }
 
-  void addSends(int p) {
+  // Chunk j of the block for p, if the block has one.
+  void addSend(int p, size_t j) {
     const Block b = sendBlock(p);
-    for (size_t j = 0; j < chunks(b.count); ++j) {
-      const size_t g = sendReleased_.size(), m = chunkCount(b, j);
-      const Region wire = slot(sendScratch_, g, sendSlots_, m);
-      StepId encoded = out_->add(encodeStep(a_.codec, {kInput, b.offset + j * chunk_ * es_, m * es_}, wire),
-                                 {after(sendReleased_, g)});
-      if (p == a_.rank) {
-        const Region own{kOutput, recvBlock(p).offset + j * chunk_ * es_, m * es_};
-        sendReleased_.push_back(out_->add(decodeStep(a_.codec, wire, own), {encoded}));
-      } else {
-        sendReleased_.push_back(out_->add(sendStep(p, wire, tag_), {encoded}));
-      }
+    if (j >= chunks(b.count)) return;
+    const size_t g = sendReleased_.size(), m = chunkCount(b, j);
+    const Region wire = slot(sendScratch_, g, sendSlots_, m);
+    StepId encoded = out_->add(encodeStep(a_.codec, {kInput, b.offset + j * chunk_ * es_, m * es_}, wire),
+                               {after(sendReleased_, g)});
+    if (p == a_.rank) {
+      const Region own{kOutput, recvBlock(p).offset + j * chunk_ * es_, m * es_};
+      sendReleased_.push_back(out_->add(decodeStep(a_.codec, wire, own), {encoded}));
+    } else {
+      sendReleased_.push_back(out_->add(sendStep(p, wire, tag_), {encoded}));
     }
   }
 
