@@ -88,3 +88,31 @@ TEST(BraidInfo, DescribedMachineReplacesThisOne) {
 TEST(BraidInfo, RejectsUnknownOptions) { EXPECT_NE(run("--no-such-flag").exitCode, 0); }
 
 }  // namespace
+
+// --tuner prints the model's table for the link parameters in force: at
+// 100 Gbit/s and 5 us an 8 B all-reduce on 1024 ranks is latency-bound (rd,
+// log2 N rounds), a 1 GiB one bandwidth-bound (not rd, which moves the whole
+// vector every round).
+TEST(BraidInfo, TunerTableFollowsTheLinkParameters) {
+  Result r = run("--tuner --ranks 1024 --sizes 8,1g", "BRAID_LINK_ALPHA_US=5 BRAID_LINK_BETA_GBPS=12.5");
+  ASSERT_EQ(r.exitCode, 0) << r.out;
+  EXPECT_NE(r.out.find("alpha 5 us, beta 12.5 GB/s"), std::string::npos) << r.out;
+  const size_t small = r.out.find("1024 ranks            8 B");
+  const size_t big = r.out.find("1024 ranks   1073741824 B");
+  ASSERT_NE(small, std::string::npos) << r.out;
+  ASSERT_NE(big, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.compare(small + 25, 5, "  *rd"), 0) << r.out;
+  EXPECT_NE(r.out.compare(big + 25, 5, "  *rd"), 0) << r.out;
+  EXPECT_NE(r.out.find("rhd"), std::string::npos) << r.out;
+}
+
+TEST(BraidInfo, TunerTableRejectsBadArguments) {
+  EXPECT_EQ(run("--tuner --collective allsum").exitCode, 2);
+  EXPECT_EQ(run("--tuner --ranks 0").exitCode, 2);
+  EXPECT_EQ(run("--tuner --ranks 4k").exitCode, 2);
+  EXPECT_EQ(run("--tuner --sizes 1x").exitCode, 2);
+  EXPECT_EQ(run("--tuner", "BRAID_LINK_BETA_GBPS=fast").exitCode, 2);
+  Result off = run("--tuner", "BRAID_LINK_BETA_GBPS=0");
+  EXPECT_EQ(off.exitCode, 0);
+  EXPECT_NE(off.out.find("the cost model is off"), std::string::npos) << off.out;
+}
