@@ -26,10 +26,12 @@ struct VecOf;
 template <>
 struct VecOf<HostF32> {
   using Host = HostF32Vec;
+  using Fp8 = HostF32Fp8;
 };
 template <>
 struct VecOf<HostBf16> {
   using Host = HostBf16Vec;
+  using Fp8 = HostBf16Fp8;
 };
 template <>
 struct VecOf<E4m3Wire> {
@@ -94,15 +96,15 @@ void encodeFp8Fn(const void* src, size_t n, void* dst, const CodecArgs& args) {
   const auto* s = static_cast<const typename Host::T*>(src);
   auto* d = static_cast<uint8_t*>(dst);
   const size_t block = args.blockSize;
+#if defined(BRAID_CODEC_AVX2)
+  encodeFp8BlocksVec<typename VecOf<Host>::Fp8, Wire>(s, n, d, block);
+#else
   for (size_t i = 0; i < n; i += block) {
     const size_t m = n - i < block ? n - i : block;
-#if defined(BRAID_CODEC_AVX2)
-    encodeFp8BlockVec<typename VecOf<Host>::Host, Wire>(s + i, m, d);
-#else
     encodeFp8BlockScalar<Host, Wire>(s + i, m, d);
-#endif
     d += 4 + m;
   }
+#endif
 }
 
 template <class Host, class Wire>

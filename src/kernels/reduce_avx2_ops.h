@@ -34,36 +34,78 @@ inline __m128i pack32To8(__m256i v) {
 }
 inline __m256i splat(uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
 
-// Vector NarrowFormat<...>::encode: fp32 bits -> code, one lane each.
+// Vector NarrowFormat<...>::encode, in three steps that the fp8 block encoder
+// (codec_avx2_ops.h) also uses one by one.
+//
+// narrowMagnitude: the code of y = |x| * 2^k (ax: fp32 bits of |x|; k: see
+// NarrowScale), for finite x whose code does not overflow; larger and
+// non-finite x give some code above Format::kOverflowCode. The FPU rounds, but
+// without depending on MXCSR: |x| is multiplied by the power of two
+// s = 2^(k + kMan - E) that puts the target's quantum in y's binade E at 1 (E
+// clamped below at the target's smallest normal exponent Emin, so that its
+// subnormals share that binade's quantum), vroundps rounds the product t to an
+// integer q with its own round-to-nearest-even, and the code is q plus the
+// binade's offset (E - Emin) << kMan. q runs from 2^kMan (the implicit bit) to
+// 2^(kMan+1), where a carry lands in the next binade as it should, or from 0
+// in the subnormal range. t = |x| * s is exact (t < 2^(kMan+1)) unless it
+// underflows, and then it is far below 1/2 and q is 0 either way.
+//
+// Exactly the scalar encode of fp32 bits y = x * 2^k as long as that product
+// is exact or too small to have a nonzero code, which is the case for every
+// product of a finite x by a normal power of two. An fp32 subnormal x has
+// exponent field 0, read here as 2^-127: right for the binade clamp while
+// -127 + k <= Emin, which every k <= kMaxK satisfies. Under DAZ it reads as 0
+// here, as it does in the scalar x * 2^k. s stays a normal fp32 power of two
+// for every k <= kMaxK down to maxExp - 128 (the smallest block exponent of
+// codec_scalar.h) while y stays within the format (E <= maxExp), and for k = 0
+// with any x (E <= 128), since kMan >= 2. k = 0 encodes x itself.
+template <class Format>
+struct NarrowScale {
+  static constexpr int kMan = 23 - static_cast<int>(Format::kShift);
+  static constexpr int kMaxK = 128 - kMan - Format::kBias;
+  __m256i minExp;  // fp32 exponent field of 2^(Emin - k), as bits
+  __m256i sBase;   // that of 2^(k + kMan - Emin), s for the smallest binades
+  explicit NarrowScale(int k)
+      : minExp(splat(static_cast<uint32_t>(128 - Format::kBias - k) << 23)),
+        sBase(splat(static_cast<uint32_t>(126 + kMan + Format::kBias + k) << 23)) {}
+};
+
+template <class Format>
+inline __m256i narrowMagnitude(__m256i ax, const NarrowScale<Format>& c) {
+  // d = (E - Emin) << 23: the 16-bit saturating subtract clamps at 0 (the low
+  // halves are zero in both operands).
+  const __m256i d = _mm256_subs_epu16(_mm256_and_si256(ax, splat(0x7F800000u)), c.minExp);
+  const __m256i s = _mm256_sub_epi32(c.sBase, d);
+  const __m256 t = _mm256_mul_ps(_mm256_castsi256_ps(ax), _mm256_castsi256_ps(s));
+  // inf and NaN give q = INT_MIN, so the code is >= 2^31.
+  const __m256i q = _mm256_cvttps_epi32(_mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return _mm256_add_epi32(q, _mm256_srli_epi32(d, Format::kShift));
+}
+
+// narrowSpecials: a narrowMagnitude code of ax for any ax, as the scalar
+// encode has it: overflow (and inf) clamped to kOverflowCode, NaN to the NaN
+// code (with its top payload bits where the format has inf).
+template <class Format>
+inline __m256i narrowSpecials(__m256i code, __m256i ax) {
+  code = _mm256_min_epu32(code, splat(Format::kOverflowCode));
+  if constexpr (Format::kOverflowCode != Format::kNanCode) {  // has inf: NaN is not the clamp
+    const __m256i nan =
+        _mm256_or_si256(splat(Format::kNanCode),
+                        _mm256_and_si256(_mm256_srli_epi32(ax, Format::kShift), splat(Format::kManMask)));
+    code = _mm256_blendv_epi8(code, nan, _mm256_cmpgt_epi32(ax, splat(0x7F800000u)));
+  }
+  return code;
+}
+
+// fp32 bits -> code, one lane each.
 template <class Format>
 inline __m256i encodeNarrow(__m256 f) {
   const __m256i x = _mm256_castps_si256(f);
-  const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(x, 31 - Format::kSignShift), splat(Format::kSignBit));
   const __m256i ax = _mm256_and_si256(x, splat(0x7FFFFFFFu));
-  constexpr int kShift = static_cast<int>(Format::kShift);
-  // Normal.
-  __m256i normal = _mm256_add_epi32(ax, splat((1u << (kShift - 1)) - 1));
-  normal = _mm256_add_epi32(normal, _mm256_and_si256(_mm256_srli_epi32(ax, kShift), splat(1)));
-  normal = _mm256_sub_epi32(_mm256_srli_epi32(normal, kShift),
-                            splat(static_cast<uint32_t>(127 - Format::kBias) << (23 - kShift)));
-  // Subnormal, shift clamped to [1, 25].
-  const __m256i e = _mm256_srli_epi32(ax, 23);
-  __m256i sh = _mm256_sub_epi32(splat(static_cast<uint32_t>(kShift + 128 - Format::kBias)), e);
-  sh = _mm256_min_epi32(_mm256_max_epi32(sh, splat(1)), splat(25));
-  const __m256i m = _mm256_or_si256(_mm256_and_si256(ax, splat(0x7FFFFFu)), splat(0x800000u));
-  const __m256i half = _mm256_sub_epi32(_mm256_sllv_epi32(splat(1), _mm256_sub_epi32(sh, splat(1))), splat(1));
-  __m256i sub = _mm256_add_epi32(_mm256_add_epi32(m, half), _mm256_and_si256(_mm256_srlv_epi32(m, sh), splat(1)));
-  sub = _mm256_srlv_epi32(sub, sh);
-  // Select, clamp overflow (signed compares are fine: every value is < 2^31).
-  const __m256i isSub = _mm256_cmpgt_epi32(splat(static_cast<uint32_t>(128 - Format::kBias) << 23), ax);
-  __m256i code = _mm256_blendv_epi8(normal, sub, isSub);
-  code = _mm256_min_epi32(code, splat(Format::kOverflowCode));
-  __m256i nan = splat(Format::kNanCode);
-  if constexpr (Format::kOverflowCode != Format::kNanCode) {  // has inf: keep payload bits
-    nan = _mm256_or_si256(nan, _mm256_and_si256(_mm256_srli_epi32(ax, kShift), splat(Format::kManMask)));
-  }
-  code = _mm256_blendv_epi8(code, nan, _mm256_cmpgt_epi32(ax, splat(0x7F800000u)));
-  return _mm256_or_si256(code, sign);
+  const __m256i sign =
+      _mm256_and_si256(_mm256_srli_epi32(x, 31 - Format::kSignShift), splat(Format::kSignBit));
+  return _mm256_or_si256(narrowSpecials<Format>(narrowMagnitude<Format>(ax, NarrowScale<Format>(0)), ax),
+                         sign);
 }
 
 struct HalfVec {
