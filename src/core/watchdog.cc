@@ -4,6 +4,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "base/deadline.h"
 #include "base/log.h"
 #include "core/bootstrap/bootstrap.h"
@@ -14,6 +17,7 @@ namespace braid::core {
 namespace {
 
 constexpr int kGoodbyeFlushMs = 500;  // bounds how long destroy waits on a stalled hub
+constexpr int kMaxAlsoSilentNamed = 64;  // keeps a fault's text far below kControlMaxText
 
 std::string rankName(int r) { return std::string("rank ") + std::to_string(r); }
 
@@ -175,22 +179,47 @@ void Watchdog::readFrom(size_t i) {
   if (!st.isOk()) lose(i, st.message());
 }
 
+// Ranks cut off together (a host's link cut or its machine hung: all its
+// ranks; the hub's host: every other rank, from the hub's side) fall silent at
+// the same moment, but their heartbeat phases differ by up to one period, so
+// they cross the threshold in successive checks and only the first would be
+// named. Links already silent for all but one period of the threshold are
+// therefore named in the same fault, so that survivors learn every rank behind
+// the cut at once (the culprit field stays the first). A healthy link is never
+// quiet that long unless it is about to be suspected anyway.
 void Watchdog::beatAndCheck(uint64_t now) {
   ControlFrame beat;
   for (Link& l : links_) queue(l, beat);
-  const uint64_t silentNs = uint64_t(options_.heartbeatMs) * uint64_t(options_.misses) * 1000000ull;
-  for (size_t i = 0; i < links_.size() && !faulted_; ++i) {
-    Link& l = links_[i];
-    if (l.gone || now - l.lastHeardNs < silentNs) continue;
-    Fault f;
-    f.code = Code::kTimeout;
-    f.culprit = l.rank;
-    f.reporter = rank_;
-    f.what = rankName(l.rank) + " is silent (no heartbeat for " + std::to_string((now - l.lastHeardNs) / 1000000) +
-             " ms; BRAID_HEARTBEAT_MS=" + std::to_string(options_.heartbeatMs) +
-             " x BRAID_HEARTBEAT_MISSES=" + std::to_string(options_.misses) + ")";
-    raise(f, static_cast<int>(i));
+  if (faulted_) return;
+  const uint64_t periodNs = uint64_t(options_.heartbeatMs) * 1000000ull;
+  const uint64_t silentNs = periodNs * uint64_t(options_.misses);
+  const uint64_t alsoNs = std::max(silentNs - periodNs, 2 * periodNs);
+  auto quiet = [&](const Link& l) { return l.gone ? 0 : now - l.lastHeardNs; };
+  size_t first = links_.size();
+  for (size_t i = 0; i < links_.size() && first == links_.size(); ++i)
+    if (quiet(links_[i]) >= silentNs) first = i;
+  if (first == links_.size()) return;
+  Fault f;
+  f.code = Code::kTimeout;
+  f.culprit = links_[first].rank;
+  f.reporter = rank_;
+  f.what = rankName(f.culprit) + " is silent (no heartbeat for " + std::to_string(quiet(links_[first]) / 1000000) +
+           " ms; BRAID_HEARTBEAT_MS=" + std::to_string(options_.heartbeatMs) +
+           " x BRAID_HEARTBEAT_MISSES=" + std::to_string(options_.misses) + ")";
+  std::string others;
+  int named = 0, more = 0;
+  uint64_t leastQuiet = std::numeric_limits<uint64_t>::max();
+  for (size_t i = 0; i < links_.size(); ++i) {
+    if (i == first || quiet(links_[i]) < alsoNs) continue;
+    leastQuiet = std::min(leastQuiet, quiet(links_[i]));
+    if (named++ < kMaxAlsoSilentNamed) others += (others.empty() ? "" : ", ") + std::to_string(links_[i].rank);
+    else more++;
   }
+  if (named > 0) {
+    f.what += "; also silent for at least " + std::to_string(leastQuiet / 1000000) + " ms: rank" +
+              (named > 1 ? "s " : " ") + others + (more > 0 ? " and " + std::to_string(more) + " more" : "");
+  }
+  raise(f, static_cast<int>(first));
 }
 
 void Watchdog::run() {

@@ -18,7 +18,10 @@
 //    relay (milliseconds);
 //  - the hub itself ends: every rank sees its connection close;
 //  - a rank stopped or cut off: silent for misses * heartbeatMs, then
-//    "rank k is silent" as a Timeout on every rank;
+//    "rank k is silent" as a Timeout on every rank; ranks that fell silent
+//    with it (the other ranks of a cut host) are named in the same fault;
+//  - a rank cut off from the hub (its host's link cut, or the hub's): the
+//    hub is silent to it, so it fails on its own with "rank 0 is silent";
 //  - a fault a rank reports itself (failed op, braidCommAbort): relayed.
 // Only the first fault of a communicator travels; later ones are dropped.
 // A rank that destroys its communicator says goodbye first, so leaving is
