@@ -35,6 +35,7 @@ Status Watchdog::create(bootstrap::Bootstrap& bs, const WatchdogOptions& options
   w->wake_.reset(fd);
   const uint64_t now = nowNs();
   for (Link& l : w->links_) l.lastHeardNs = now;
+  w->hubHeardNs_.store(now);
   w->thread_ = std::thread([raw = w.get()] { raw->run(); });
   *out = std::move(w);
   return Status::ok();
@@ -115,6 +116,20 @@ void Watchdog::report(const Fault& fault) {
   (void)n;
 }
 
+// A verdict comes at the first check (one per period) after the hub's silence
+// reached misses periods; the extra millisecond rounds up. A hub link that is
+// gone (closed: that fault is already raised; or the hub left) gets none.
+int Watchdog::msUntilHubVerdict() const {
+  if (rank_ == 0 || options_.heartbeatMs <= 0 || hubGone_.load()) return 0;
+  const uint64_t periodNs = uint64_t(options_.heartbeatMs) * 1000000ull;
+  const uint64_t silentNs = periodNs * uint64_t(options_.misses);
+  const uint64_t now = nowNs(), heard = hubHeardNs_.load();
+  const uint64_t quiet = now > heard ? now - heard : 0;
+  if (quiet < 2 * periodNs) return 0;
+  const uint64_t left = quiet >= silentNs ? 0 : silentNs - quiet;
+  return static_cast<int>((left + periodNs) / 1000000) + 1;
+}
+
 void Watchdog::queue(Link& link, const ControlFrame& frame) {
   if (!link.gone) encodeControlFrame(frame, &link.out);
 }
@@ -145,6 +160,7 @@ void Watchdog::lose(size_t i, const std::string& why) {
   Link& link = links_[i];
   if (link.gone) return;
   link.gone = true;
+  if (link.rank == 0) hubGone_.store(true);
   link.fd.reset();
   link.out.clear();
   Fault f;
@@ -161,7 +177,10 @@ void Watchdog::readFrom(size_t i) {
   size_t got = 0;
   Status st = net::recvSome(link.fd.get(), buf, sizeof(buf), &got);
   link.in.append(buf, got);
-  if (got > 0) link.lastHeardNs = nowNs();
+  if (got > 0) {
+    link.lastHeardNs = nowNs();
+    if (link.rank == 0) hubHeardNs_.store(link.lastHeardNs);
+  }
   for (;;) {
     ControlFrame frame;
     size_t used = 0;
@@ -171,6 +190,7 @@ void Watchdog::readFrom(size_t i) {
     link.in.erase(0, used);
     if (frame.type == ControlType::kBye) {
       link.gone = true;  // left on purpose: nothing to suspect
+      if (link.rank == 0) hubGone_.store(true);
       link.fd.reset();
       return;
     }
