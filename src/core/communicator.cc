@@ -276,7 +276,15 @@ Status Communicator::settle(const Status& local, const ExecutionContext& ctx) {
                                           : abortedError(ctx.opName + ": the communicator was aborted (braidCommAbort on "
                                                                       "this rank); then: " + local.message());
   std::unique_lock<std::mutex> lock(mu_);
-  if (maybeCollateral(local) && error_.isOk()) faultSeen_.wait_for(lock, kRootCauseGrace, [&] { return !error_.isOk(); });
+  if (maybeCollateral(local) && error_.isOk()) {
+    // When the hub itself has gone quiet (its host cut off or hung), no relay
+    // will come, and the neighbour that closed on us most likely just judged
+    // the hub silent first: wait for our own verdict (at most one heartbeat
+    // period behind theirs) rather than name a healthy neighbour.
+    auto grace = kRootCauseGrace;
+    if (watchdog_) grace += std::chrono::milliseconds(watchdog_->msUntilHubVerdict());
+    faultSeen_.wait_for(lock, grace, [&] { return !error_.isOk(); });
+  }
   if (!error_.isOk()) {
     // The op was halted by it (the message already says so), or its link broke
     // as a consequence of it: the root cause first, then what we saw.

@@ -14,7 +14,8 @@
 // us by the watchdog (a rank died, went silent, failed or aborted), which halts
 // the running op at once. A rank whose op failed on a broken link first waits
 // a short grace for the watchdog to name the root cause (the neighbour of a
-// dead rank closes its links too), so that every rank names the same culprit.
+// dead rank closes its links too), so that every rank names the same culprit;
+// when the hub itself has gone quiet, it waits for its own verdict on the hub.
 //
 // Lifetime: the C handle holds a shared_ptr; queued stream work holds another,
 // so a communicator outlives the ops queued on it.

@@ -4,6 +4,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "base/deadline.h"
 #include "base/log.h"
 #include "core/bootstrap/bootstrap.h"
@@ -14,6 +17,7 @@ namespace braid::core {
 namespace {
 
 constexpr int kGoodbyeFlushMs = 500;  // bounds how long destroy waits on a stalled hub
+constexpr int kMaxAlsoSilentNamed = 64;  // keeps a fault's text far below kControlMaxText
 
 std::string rankName(int r) { return std::string("rank ") + std::to_string(r); }
 
@@ -31,6 +35,7 @@ Status Watchdog::create(bootstrap::Bootstrap& bs, const WatchdogOptions& options
   w->wake_.reset(fd);
   const uint64_t now = nowNs();
   for (Link& l : w->links_) l.lastHeardNs = now;
+  w->hubHeardNs_.store(now);
   w->thread_ = std::thread([raw = w.get()] { raw->run(); });
   *out = std::move(w);
   return Status::ok();
@@ -111,6 +116,20 @@ void Watchdog::report(const Fault& fault) {
   (void)n;
 }
 
+// A verdict comes at the first check (one per period) after the hub's silence
+// reached misses periods; the extra millisecond rounds up. A hub link that is
+// gone (closed: that fault is already raised; or the hub left) gets none.
+int Watchdog::msUntilHubVerdict() const {
+  if (rank_ == 0 || options_.heartbeatMs <= 0 || hubGone_.load()) return 0;
+  const uint64_t periodNs = uint64_t(options_.heartbeatMs) * 1000000ull;
+  const uint64_t silentNs = periodNs * uint64_t(options_.misses);
+  const uint64_t now = nowNs(), heard = hubHeardNs_.load();
+  const uint64_t quiet = now > heard ? now - heard : 0;
+  if (quiet < 2 * periodNs) return 0;
+  const uint64_t left = quiet >= silentNs ? 0 : silentNs - quiet;
+  return static_cast<int>((left + periodNs) / 1000000) + 1;
+}
+
 void Watchdog::queue(Link& link, const ControlFrame& frame) {
   if (!link.gone) encodeControlFrame(frame, &link.out);
 }
@@ -141,6 +160,7 @@ void Watchdog::lose(size_t i, const std::string& why) {
   Link& link = links_[i];
   if (link.gone) return;
   link.gone = true;
+  if (link.rank == 0) hubGone_.store(true);
   link.fd.reset();
   link.out.clear();
   Fault f;
@@ -157,7 +177,10 @@ void Watchdog::readFrom(size_t i) {
   size_t got = 0;
   Status st = net::recvSome(link.fd.get(), buf, sizeof(buf), &got);
   link.in.append(buf, got);
-  if (got > 0) link.lastHeardNs = nowNs();
+  if (got > 0) {
+    link.lastHeardNs = nowNs();
+    if (link.rank == 0) hubHeardNs_.store(link.lastHeardNs);
+  }
   for (;;) {
     ControlFrame frame;
     size_t used = 0;
@@ -167,6 +190,7 @@ void Watchdog::readFrom(size_t i) {
     link.in.erase(0, used);
     if (frame.type == ControlType::kBye) {
       link.gone = true;  // left on purpose: nothing to suspect
+      if (link.rank == 0) hubGone_.store(true);
       link.fd.reset();
       return;
     }
@@ -175,22 +199,47 @@ void Watchdog::readFrom(size_t i) {
   if (!st.isOk()) lose(i, st.message());
 }
 
+// Ranks cut off together (a host's link cut or its machine hung: all its
+// ranks; the hub's host: every other rank, from the hub's side) fall silent at
+// the same moment, but their heartbeat phases differ by up to one period, so
+// they cross the threshold in successive checks and only the first would be
+// named. Links already silent for all but one period of the threshold are
+// therefore named in the same fault, so that survivors learn every rank behind
+// the cut at once (the culprit field stays the first). A healthy link is never
+// quiet that long unless it is about to be suspected anyway.
 void Watchdog::beatAndCheck(uint64_t now) {
   ControlFrame beat;
   for (Link& l : links_) queue(l, beat);
-  const uint64_t silentNs = uint64_t(options_.heartbeatMs) * uint64_t(options_.misses) * 1000000ull;
-  for (size_t i = 0; i < links_.size() && !faulted_; ++i) {
-    Link& l = links_[i];
-    if (l.gone || now - l.lastHeardNs < silentNs) continue;
-    Fault f;
-    f.code = Code::kTimeout;
-    f.culprit = l.rank;
-    f.reporter = rank_;
-    f.what = rankName(l.rank) + " is silent (no heartbeat for " + std::to_string((now - l.lastHeardNs) / 1000000) +
-             " ms; BRAID_HEARTBEAT_MS=" + std::to_string(options_.heartbeatMs) +
-             " x BRAID_HEARTBEAT_MISSES=" + std::to_string(options_.misses) + ")";
-    raise(f, static_cast<int>(i));
+  if (faulted_) return;
+  const uint64_t periodNs = uint64_t(options_.heartbeatMs) * 1000000ull;
+  const uint64_t silentNs = periodNs * uint64_t(options_.misses);
+  const uint64_t alsoNs = std::max(silentNs - periodNs, 2 * periodNs);
+  auto quiet = [&](const Link& l) { return l.gone ? 0 : now - l.lastHeardNs; };
+  size_t first = links_.size();
+  for (size_t i = 0; i < links_.size() && first == links_.size(); ++i)
+    if (quiet(links_[i]) >= silentNs) first = i;
+  if (first == links_.size()) return;
+  Fault f;
+  f.code = Code::kTimeout;
+  f.culprit = links_[first].rank;
+  f.reporter = rank_;
+  f.what = rankName(f.culprit) + " is silent (no heartbeat for " + std::to_string(quiet(links_[first]) / 1000000) +
+           " ms; BRAID_HEARTBEAT_MS=" + std::to_string(options_.heartbeatMs) +
+           " x BRAID_HEARTBEAT_MISSES=" + std::to_string(options_.misses) + ")";
+  std::string others;
+  int named = 0, more = 0;
+  uint64_t leastQuiet = std::numeric_limits<uint64_t>::max();
+  for (size_t i = 0; i < links_.size(); ++i) {
+    if (i == first || quiet(links_[i]) < alsoNs) continue;
+    leastQuiet = std::min(leastQuiet, quiet(links_[i]));
+    if (named++ < kMaxAlsoSilentNamed) others += (others.empty() ? "" : ", ") + std::to_string(links_[i].rank);
+    else more++;
   }
+  if (named > 0) {
+    f.what += "; also silent for at least " + std::to_string(leastQuiet / 1000000) + " ms: rank" +
+              (named > 1 ? "s " : " ") + others + (more > 0 ? " and " + std::to_string(more) + " more" : "");
+  }
+  raise(f, static_cast<int>(first));
 }
 
 void Watchdog::run() {

@@ -18,7 +18,10 @@
 //    relay (milliseconds);
 //  - the hub itself ends: every rank sees its connection close;
 //  - a rank stopped or cut off: silent for misses * heartbeatMs, then
-//    "rank k is silent" as a Timeout on every rank;
+//    "rank k is silent" as a Timeout on every rank; ranks that fell silent
+//    with it (the other ranks of a cut host) are named in the same fault;
+//  - a rank cut off from the hub (its host's link cut, or the hub's): the
+//    hub is silent to it, so it fails on its own with "rank 0 is silent";
 //  - a fault a rank reports itself (failed op, braidCommAbort): relayed.
 // Only the first fault of a communicator travels; later ones are dropped.
 // A rank that destroys its communicator says goodbye first, so leaving is
@@ -29,6 +32,7 @@
 // The destructor stops the thread after flushing what was reported (bounded).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -68,6 +72,16 @@ class Watchdog {
   // Tells the other ranks (once per communicator; later reports are dropped).
   void report(const Fault& fault);
 
+  // How long this rank's watchdog may still take to judge the hub silent, in
+  // ms: 0 when the hub was heard within the last two heartbeat periods (it is
+  // alive and relays any fault within milliseconds), when its link is gone,
+  // when heartbeats are off, and on the hub itself. Thread-safe. When the hub's host is cut off, every
+  // other rank reaches that verdict on its own timer, up to one period apart,
+  // and one that reaches it first closes its data connections under its
+  // neighbours; they use this to wait for their own verdict instead of
+  // blaming that neighbour.
+  int msUntilHubVerdict() const;
+
  private:
   struct Link {
     net::Fd fd;
@@ -92,6 +106,8 @@ class Watchdog {
   const WatchdogOptions options_;
   const OnFault onFault_;
   std::vector<Link> links_;  // hub: ranks 1..n-1; others: the hub. Thread-only after start.
+  std::atomic<uint64_t> hubHeardNs_{0};  // not the hub: when the hub was last heard (read by any thread)
+  std::atomic<bool> hubGone_{false};     // not the hub: its link closed or it said goodbye
   bool faulted_ = false;     // thread-only: a fault was raised or reported
   net::Fd wake_;
   std::thread thread_;

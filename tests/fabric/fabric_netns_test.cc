@@ -1,92 +1,24 @@
 // fabric end to end: real namespaces, veths and qdiscs. Needs root; skipped
 // otherwise. Every test uses its own fabric name, removes it before and after
 // (ctest's fabric_cleanup fixture removes them again if a test was killed),
-// and checks that the root namespace's links and qdiscs are exactly as before.
+// and checks that the root namespace's links and qdiscs are exactly as before
+// (netns_fixture.h).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <regex>
 #include <sstream>
 #include <thread>
 
-#include "child.h"
+#include "netns_fixture.h"
 
 namespace braid::fabric::test {
 namespace {
-
-const std::string kFabric = FABRIC_PATH;
-
-Outcome fabric(std::vector<std::string> args, double timeoutSec = 20) {
-  args.insert(args.begin(), kFabric);
-  return run(args, timeoutSec);
-}
-
-std::vector<std::string> namespacesOf(const std::string& name) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/run/netns", ec)) {
-    const std::string n = e.path().filename();
-    if (n.rfind(name + "-", 0) == 0) out.push_back(n);
-  }
-  return out;
-}
-
-// What the root namespace looks like: link names and qdiscs.
-std::string rootNetwork() {
-  Outcome links = run({"/usr/sbin/ip", "-o", "link", "show"});
-  Outcome qdiscs = run({"/usr/sbin/tc", "qdisc", "show"});
-  std::string names;
-  std::istringstream in(links.out);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream words(line);
-    std::string index, name;
-    words >> index >> name;
-    names += name + "\n";
-  }
-  return names + qdiscs.out;
-}
-
-class FabricNetns : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "fabric needs root (network namespaces, veth, tc)";
-    // At most 24 characters of the test's name: fabric names stop at 32, and
-    // CMakeLists.txt's fabric_cleanup derives the same names.
-    name_ =
-        "bft_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()).substr(0, 24);
-    ASSERT_EQ(fabric({"down", "--name", name_}).exitCode, 0);
-    rootBefore_ = rootNetwork();
-  }
-
-  void TearDown() override {
-    if (geteuid() != 0) return;
-    Outcome down = fabric({"down", "--name", name_});
-    EXPECT_EQ(down.exitCode, 0) << down.err;
-    EXPECT_TRUE(namespacesOf(name_).empty());
-    EXPECT_FALSE(std::filesystem::exists("/run/braid-fabric/" + name_ + ".state"));
-    EXPECT_FALSE(std::filesystem::exists("/run/braid-fabric/" + name_ + ".lock"));
-    EXPECT_EQ(rootNetwork(), rootBefore_) << "the root namespace's links or qdiscs changed";
-  }
-
-  std::vector<std::string> runArgs(int hosts, const std::string& rate, std::vector<std::string> cmd,
-                                   std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {kFabric,  "run", "--name", name_, "--hosts", std::to_string(hosts),
-                                  "--rate", rate};
-    a.insert(a.end(), extra.begin(), extra.end());
-    a.push_back("--");
-    a.insert(a.end(), cmd.begin(), cmd.end());
-    return a;
-  }
-
-  std::string name_;
-  std::string rootBefore_;
-};
 
 // The Gbit/s figure of "link: X Gbit/s measured, ..."; -1 when absent.
 double measuredGbit(const std::string& out) {
@@ -203,6 +135,45 @@ TEST_F(FabricNetns, ShapingLimitsThroughputBothWays) {
     EXPECT_GE(gbit, 0.7 * 0.2) << m.out;
     EXPECT_LE(gbit, 1.05 * 0.2) << m.out;
   }
+}
+
+// A TCP connect from host `from` to host `to`'s port 9 (nobody listens): "refused"
+// when the RST comes back, "silent" when nothing does within a second.
+std::string probe(const std::string& fabricName, int from, int to) {
+  Outcome r =
+      run({"/usr/sbin/ip", "netns", "exec", fabricName + "-host" + std::to_string(from), "/usr/bin/timeout",
+           "1", "/usr/bin/bash", "-c", "echo > /dev/tcp/10.77.0." + std::to_string(to + 1) + "/9"},
+          5);
+  if (r.exitCode == 124) return "silent";
+  return r.err.find("refused") != std::string::npos ? "refused" : "other: " + r.err;
+}
+
+TEST_F(FabricNetns, LinkDownCutsAHostSilentlyAndUpRestoresIt) {
+  ASSERT_EQ(fabric({"up", "--name", name_, "--hosts", "3", "--rate", "1gbit"}).exitCode, 0);
+  ASSERT_EQ(probe(name_, 0, 1), "refused");
+  Outcome down = fabric({"link", "--name", name_, "--host", "1", "down"});
+  ASSERT_EQ(down.exitCode, 0) << down.err;
+  EXPECT_NE(down.out.find("host1's link is down"), std::string::npos) << down.out;
+  // Cut at the switch: the host keeps its address but loses its carrier, and
+  // nothing answers in either direction; the other hosts still reach each other.
+  Outcome hostSide = run({"/usr/sbin/ip", "-n", name_ + "-host1", "link", "show", "fab0"});
+  EXPECT_NE(hostSide.out.find("NO-CARRIER"), std::string::npos) << hostSide.out;
+  EXPECT_EQ(probe(name_, 0, 1), "silent");
+  EXPECT_EQ(probe(name_, 1, 0), "silent");
+  EXPECT_EQ(probe(name_, 2, 0), "refused");
+  EXPECT_EQ(fabric({"link", "--name", name_, "--host", "3", "down"}).exitCode, 2) << "no such host";
+  ASSERT_EQ(fabric({"link", "--name", name_, "--host", "1", "up"}).exitCode, 0);
+  // The port forwards again once its carrier is back (no STP); allow a bounded moment.
+  std::string after;
+  for (int i = 0; i < 5 && after != "refused"; ++i) after = probe(name_, 0, 1);
+  EXPECT_EQ(after, "refused");
+  EXPECT_EQ(rootNetwork(), rootBefore_) << "link touched the root namespace";
+}
+
+TEST_F(FabricNetns, LinkOnAFabricThatIsNotUpFails) {
+  Outcome r = fabric({"link", "--name", name_, "--host", "0", "down"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("is not up"), std::string::npos) << r.err;
 }
 
 TEST_F(FabricNetns, BraidAllReduceAcrossFourHosts) {

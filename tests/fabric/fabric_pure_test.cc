@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "options.h"
 #include "rate.h"
 #include "state.h"
 #include "topology.h"
@@ -82,6 +83,35 @@ TEST(FabricTopology, PlanStaysInsideItsNamespacesAndShapesBothEnds) {
   }
   EXPECT_EQ(tbfs, 4);  // two veths, both ends
   EXPECT_EQ(cmds[0], (std::vector<std::string>{"ip", "netns", "add", "t-br"}));
+}
+
+TEST(FabricTopology, LinkCutIsTheSwitchPortInsideTheBridgeNamespace) {
+  EXPECT_EQ(linkCommand("t", 2, false),
+            (std::vector<std::string>{"ip", "-n", "t-br", "link", "set", "p2", "down"}));
+  EXPECT_EQ(linkCommand("t", 0, true),
+            (std::vector<std::string>{"ip", "-n", "t-br", "link", "set", "p0", "up"}));
+}
+
+TEST(FabricOptions, LinkVerb) {
+  int exitCode = -1;
+  const char* down[] = {"fabric", "link", "--name", "f", "--host", "2", "down"};
+  std::optional<Options> o = parseOptions(7, down, &exitCode);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->verb, Verb::kLink);
+  EXPECT_EQ(o->spec.name, "f");
+  EXPECT_EQ(o->host, 2);
+  EXPECT_FALSE(o->linkUp);
+  const char* up[] = {"fabric", "link", "--host", "0", "up"};
+  o = parseOptions(5, up, &exitCode);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_TRUE(o->linkUp);
+  EXPECT_EQ(o->host, 0);
+  // CLI11 prints the usage error to stderr; only the outcome matters here.
+  const char* sideways[] = {"fabric", "link", "--host", "1", "sideways"};
+  EXPECT_FALSE(parseOptions(5, sideways, &exitCode).has_value());
+  EXPECT_NE(exitCode, 0);
+  const char* noHost[] = {"fabric", "link", "down"};
+  EXPECT_FALSE(parseOptions(3, noHost, &exitCode).has_value());
 }
 
 TEST(FabricState, RoundTrips) {

@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
       return fabricMeasure(*opts);
     case Verb::kRun:
       return fabricRun(*opts);
+    case Verb::kLink:
+      return fabricLink(*opts);
     case Verb::kStatus:
       break;
   }

@@ -21,6 +21,9 @@ constexpr const char* kDescription =
     "                                          build (or reuse an identical `up` fabric),\n"
     "                                          measure the link, start H*n ranks wired\n"
     "                                          for braidCommInitFromEnv, tear down at the end\n"
+    "  fabric link --host N down|up            cut host N's link (its switch port: packets\n"
+    "                                          vanish both ways, no error reaches anyone)\n"
+    "                                          or restore it; works on a running `run`\n"
     "  fabric status                           what exists";
 
 void addName(CLI::App* sub, Options* opts) {
@@ -70,6 +73,17 @@ std::optional<Options> parseOptions(int argc, const char* const* argv, int* exit
   measure->add_option("--seconds", opts.measureSec, "Length of the stream")
       ->capture_default_str()
       ->check(CLI::Range(0.2, 30.0));
+
+  CLI::App* link =
+      app.add_subcommand("link", "Cut (down) or restore (up) one host's link, also during a run");
+  addName(link, &opts);
+  std::string linkState;
+  link->add_option("--host", opts.host, "The host whose link changes")
+      ->required()
+      ->check(CLI::Range(0, kMaxHosts - 1));
+  link->add_option("state", linkState, "down: cut the link; up: restore it")
+      ->required()
+      ->check(CLI::IsMember({"up", "down"}));
 
   CLI::App* run = app.add_subcommand("run", "Run ranks across the fabric's hosts");
   addName(run, &opts);
@@ -130,6 +144,10 @@ std::optional<Options> parseOptions(int argc, const char* const* argv, int* exit
   if (measure->parsed()) {
     opts.verb = Verb::kMeasure;
     if (opts.from == opts.to) return usage("--from and --to must differ");
+  }
+  if (link->parsed()) {
+    opts.verb = Verb::kLink;
+    opts.linkUp = linkState == "up";
   }
   if (!run->parsed() && ours != argc) return usage("-- is only for `fabric run`");
   if (run->parsed()) {

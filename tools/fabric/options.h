@@ -9,7 +9,7 @@
 
 namespace braid::fabric {
 
-enum class Verb { kUp, kDown, kRun, kMeasure, kStatus };
+enum class Verb { kUp, kDown, kRun, kMeasure, kStatus, kLink };
 
 struct Options {
   Verb verb = Verb::kStatus;
@@ -23,6 +23,9 @@ struct Options {
   std::vector<std::string> command;
   // measure
   int from = 0, to = 1;
+  // link
+  int host = 0;
+  bool linkUp = true;
 };
 
 // Parses argv. On --help or a usage error, prints what CLI11 prints and

@@ -82,4 +82,8 @@ std::vector<std::vector<std::string>> buildCommands(const FabricSpec& spec) {
   return cmds;
 }
 
+std::vector<std::string> linkCommand(const std::string& fabric, int host, bool up) {
+  return {"ip", "-n", bridgeNamespace(fabric), "link", "set", bridgePort(host), up ? "up" : "down"};
+}
+
 }  // namespace braid::fabric

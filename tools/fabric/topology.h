@@ -10,6 +10,12 @@
 // touched and 10.77.0.0/24 is never routed anywhere else. Each veth carries a
 // tbf qdisc on both ends: fab0's egress shapes host -> switch, p<i>'s egress
 // shapes switch -> host.
+//
+// Cutting host i's link (`fabric link --host i down`) sets the switch port p<i>
+// down: the veth peer fab0 loses its carrier, and every packet in either
+// direction is dropped without a word (no RST, no ICMP), as when a cable is
+// pulled or a switch port dies. fab0 itself stays administratively up with its
+// address and routes, so the host's own sockets see no error either.
 #pragma once
 
 #include <cstdint>
@@ -47,5 +53,8 @@ bool ownsNamespace(const std::string& fabric, const std::string& ns);
 // for ip or tc. Namespaces come first so that a failure part-way leaves only
 // things that teardown (deleting the namespaces) removes.
 std::vector<std::vector<std::string>> buildCommands(const FabricSpec& spec);
+
+// The command that cuts (up == false) or restores host's link: its switch port.
+std::vector<std::string> linkCommand(const std::string& fabric, int host, bool up);
 
 }  // namespace braid::fabric

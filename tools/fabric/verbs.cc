@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "exec.h"
 #include "lifecycle.h"
 #include "measure.h"
 #include "rate.h"
@@ -107,6 +108,22 @@ int fabricMeasure(const Options& opts) {
   if (opts.from >= st->spec.hosts || opts.to >= st->spec.hosts)
     return say("fabric " + opts.spec.name + " has only " + std::to_string(st->spec.hosts) + " host(s)"), 2;
   return reportLink(st->spec, opts.from, opts.to, opts.measureSec) ? 0 : 1;
+}
+
+// The fabric's lock is not taken: a `fabric run` holds it for its whole life,
+// and cutting a link under running ranks is what this verb is for. It changes
+// one switch port's state and nothing else, so it cannot disturb the lock
+// holder's setup or teardown (a port of a namespace being deleted just fails).
+int fabricLink(const Options& opts) {
+  std::optional<FabricState> st = readState(opts.spec.name);
+  if (!st || !fabricComplete(st->spec)) return say("fabric " + opts.spec.name + " is not up"), 1;
+  if (opts.host >= st->spec.hosts)
+    return say("fabric " + opts.spec.name + " has only " + std::to_string(st->spec.hosts) + " host(s)"), 2;
+  const std::vector<std::string> cmd = linkCommand(opts.spec.name, opts.host, opts.linkUp);
+  if (ToolResult r = runTool(cmd); r.exitCode != 0) return say(joinArgv(cmd) + ": " + r.output), 1;
+  std::printf("fabric %s: host%d's link is %s\n", opts.spec.name.c_str(), opts.host,
+              opts.linkUp ? "up" : "down (cut at its switch port)");
+  return 0;
 }
 
 }  // namespace braid::fabric

@@ -21,6 +21,8 @@ int fabricUp(const Options& opts);
 int fabricDown(const Options& opts);
 int fabricStatus(const Options& opts);
 int fabricMeasure(const Options& opts);
+// Takes no lock: it is meant for a fabric that a `fabric run` holds.
+int fabricLink(const Options& opts);
 int fabricRun(const Options& opts);  // launch.cc
 
 void say(const std::string& message);  // "fabric: <message>" on stderr
