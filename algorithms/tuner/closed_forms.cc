@@ -4,27 +4,10 @@
 #include <cmath>
 #include <cstring>
 
-namespace braid::algo {
+#include "algorithms/tuner/closed_form_parts.h"
+
+namespace braid::algo::forms {
 namespace {
-
-// Pieces of `elems` elements when cut at `chunkBytes` (as RingLayout and
-// chainChunks cut them), at least one.
-double pieces(double elems, const ModelQuery& q) {
-  const double chunkElems = std::max<double>(1, static_cast<double>(q.chunkBytes / q.elemSize));
-  return std::max(1.0, std::ceil(elems / chunkElems));
-}
-
-int log2Floor(int n) {
-  int r = 0;
-  while ((2 << r) <= n) ++r;
-  return r;
-}
-
-// The link of a halving/doubling round whose partner differs in bit `mask`.
-const LinkCost& roundLink(const CostParams& p, int nranks, int mask) {
-  if (p.hosts(nranks) == 1 || p.ranksPerHost % (2 * mask) == 0) return p.intra;
-  return p.inter;
-}
 
 // Ranks in a line or ring, blocks of ranksPerHost per host: H hosts give
 // H - 1 (line) or H (ring) hops across hosts, the rest within a host.
@@ -49,6 +32,8 @@ double forwardStep(const ModelQuery& q, const CostParams& p, double C, double c,
   return std::max(busy * C * p.widest(q.nranks).time(c), ringHop(p, q.nranks, c));
 }
 
+}  // namespace
+
 double ringAllReduce(const ModelQuery& q, const CostParams& p) {
   const double es = q.elemSize, count = std::floor(q.bytes / es), n = q.nranks;
   if (q.nranks == 1) return p.gamma * q.bytes;
@@ -67,6 +52,8 @@ double rdAllReduce(const ModelQuery& q, const CostParams& p) {
   if (extra > 0) t += p.widest(2).time(bytes);
   return t;
 }
+
+namespace {
 
 double rhdAllReduce(const ModelQuery& q, const CostParams& p) {
   const double es = q.elemSize, count = std::floor(q.bytes / es), g = p.gamma;
@@ -130,30 +117,40 @@ double disseminationBarrier(const ModelQuery& q, const CostParams& p) {
   return rounds * p.widest(q.nranks).alpha;
 }
 
-struct Form {
+struct Entry {
   Collective collective;
   const char* name;
-  double (*time)(const ModelQuery&, const CostParams&);
+  Form time;
   bool usesChunks;
 };
 
-constexpr Form kForms[] = {
+constexpr Entry kForms[] = {
     {Collective::kAllReduce, "ring", ringAllReduce, true},
     {Collective::kAllReduce, "rd", rdAllReduce, false},
     {Collective::kAllReduce, "rhd", rhdAllReduce, true},
+    {Collective::kAllReduce, "tree", treeAllReduce, true},
+    {Collective::kAllReduce, "hierarchical", hierarchicalAllReduce, true},
     {Collective::kReduceScatter, "ring", ringReduceScatter, true},
     {Collective::kAllGather, "ring", ringAllGather, true},
     {Collective::kBroadcast, "chain", chainBroadcast, true},
     {Collective::kReduce, "chain", chainReduce, true},
+    {Collective::kBroadcast, "binomial", binomialBroadcast, true},
+    {Collective::kReduce, "binomial", binomialReduce, true},
+    {Collective::kAllGather, "rd", rdAllGather, false},
+    {Collective::kReduceScatter, "rh", rhReduceScatter, true},
+    {Collective::kAllToAll, "bruck", bruckAllToAll, false},
     {Collective::kAllToAll, "pairwise", pairwiseAllToAll, false},
     {Collective::kBarrier, "dissemination", disseminationBarrier, false},
 };
 
 }  // namespace
+}  // namespace braid::algo::forms
+
+namespace braid::algo {
 
 bool closedFormTime(const char* algorithm, const ModelQuery& q, const CostParams& p, double* seconds,
                     bool* usesChunks) {
-  for (const Form& f : kForms) {
+  for (const forms::Entry& f : forms::kForms) {
     if (f.collective != q.collective || std::strcmp(f.name, algorithm) != 0) continue;
     *seconds = f.time(q, p);
     *usesChunks = f.usesChunks;

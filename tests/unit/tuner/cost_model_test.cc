@@ -146,10 +146,14 @@ TEST(CostModel, MonotonicInBytes) {
     Collective c;
     const char* name;
   };
-  for (C k : {C{Collective::kAllReduce, "ring"}, C{Collective::kAllReduce, "rd"}, C{Collective::kAllReduce, "rhd"},
-              C{Collective::kAllGather, "ring"}, C{Collective::kReduceScatter, "ring"},
-              C{Collective::kBroadcast, "chain"}, C{Collective::kReduce, "chain"},
-              C{Collective::kAllToAll, "pairwise"}}) {
+  for (C k :
+       {C{Collective::kAllReduce, "ring"}, C{Collective::kAllReduce, "rd"}, C{Collective::kAllReduce, "rhd"},
+        C{Collective::kAllGather, "ring"}, C{Collective::kReduceScatter, "ring"},
+        C{Collective::kBroadcast, "chain"}, C{Collective::kReduce, "chain"},
+        C{Collective::kAllToAll, "pairwise"}, C{Collective::kAllReduce, "tree"},
+        C{Collective::kAllReduce, "hierarchical"}, C{Collective::kBroadcast, "binomial"},
+        C{Collective::kReduce, "binomial"}, C{Collective::kAllGather, "rd"},
+        C{Collective::kReduceScatter, "rh"}, C{Collective::kAllToAll, "bruck"}}) {
     for (int n : {5, 16}) {
       double lastSim = 0, lastForm = 0;
       for (size_t bytes = 4; bytes <= (size_t(8) << 20); bytes *= 4) {

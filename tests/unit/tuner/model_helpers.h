@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "algorithms/registry.h"
 #include "algorithms/sim/cost_model.h"
 #include "algorithms/tuner/closed_forms.h"
@@ -26,6 +28,10 @@ inline Prediction simulateAlgorithm(Collective c, const char* name, const ModelQ
   EXPECT_NE(a, nullptr) << name;
   Prediction out;
   if (a == nullptr) return out;
+  // Hosts in blocks of ranksPerHost, as the cost model places them (only the
+  // hierarchical algorithms read it).
+  std::vector<int> hostOf;
+  for (int r = 0; r < q.nranks; ++r) hostOf.push_back(r / p.ranksPerHost);
   Status st = predictTime(
       q.nranks,
       [&](int rank, Schedule* s) {
@@ -36,6 +42,7 @@ inline Prediction simulateAlgorithm(Collective c, const char* name, const ModelQ
         args.count = q.bytes / q.elemSize;
         args.dtype = q.elemSize == 4 ? DataType::kFloat32 : DataType::kUint8;
         args.chunkBytes = q.chunkBytes;
+        args.hostOf = hostOf;
         return a->build(args, s);
       },
       p, &out);
