@@ -7,6 +7,7 @@
 
 #include "algorithms/registry.h"
 #include "base/env.h"
+#include "kernels/device_loader.h"
 #include "topo/detect.h"
 #include "topo/topo_file.h"
 #include "transports/registry.h"
@@ -33,7 +34,9 @@ Json build(const std::vector<std::string>& transports) {
   Json parts = Json::object();
   parts["hwloc"] = topo::builtWithHwloc() ? "yes" : "no (topology from /proc and /sys)";
   for (const char* t : kKnownTransports) parts[std::string("transport ") + t] = has(t) ? "yes" : "not built";
-  parts["cuda"] = "not built";
+  // The CUDA module is opened at run time, so say what this process found.
+  parts["cuda"] = kernels::deviceModule() != nullptr ? std::string("yes (libbraid-cuda.so, a device is present)")
+                                                     : "no: " + kernels::deviceUnavailableReason();
   parts["nccl net plugin"] = "not built";
   b["parts"] = parts;
   return b;
