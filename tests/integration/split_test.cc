@@ -2,7 +2,10 @@
 // including the survivors of a rank that died.
 #include <gtest/gtest.h>
 
+#include <semaphore.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include "harness.h"
 
@@ -50,9 +53,21 @@ TEST(CommShrink, SurvivorsOfADeadRankComputeAgain) {
   o.nranks = 4;
   o.limitSeconds = 40;
   o.braidTimeoutMs = 10000;
+  // Rank 3 may finish the first all-reduce before the others do; dying then
+  // would (rightly) fail their first all-reduce too. The survivors post once
+  // they hold its result, and rank 3 dies only after all three posts.
+  o.sharedBytes = sizeof(sem_t);
+  o.initShared = [](void* shared) { ASSERT_EQ(sem_init(static_cast<sem_t*>(shared), 1, 0), 0); };
   runRanks(o, [](RankContext& ctx) {
+    auto* firstDone = static_cast<sem_t*>(ctx.shared);
     expectSumOver(ctx.comm, ctx.rank + 1, 10);
-    if (ctx.rank == 3) _exit(0);  // dies without a word: its sockets close
+    if (ctx.rank == 3) {
+      for (int i = 0; i < 3; ++i) {
+        while (sem_wait(firstDone) != 0) ASSERT_EQ(errno, EINTR);
+      }
+      _exit(0);  // dies without a word: its sockets close
+    }
+    ASSERT_EQ(sem_post(firstDone), 0);
     int32_t v = 1, out = 0;
     braidResult_t r = braidAllReduce(&v, &out, 1, braidInt32, braidSum, ctx.comm, nullptr);
     EXPECT_EQ(r, braidRemoteError) << braidGetLastError(ctx.comm);
