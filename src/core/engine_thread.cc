@@ -16,8 +16,11 @@ void markEngineThread() { tlsEngine = true; }
 bool isEngineThread() { return tlsEngine; }
 
 void bindEngineThreadOnce(const topo::CommTopology& comm, int rank) {
-  if (!tlsEngine || tlsBindTried || !topo::bindingEnabled()) return;
+  // Decided once per engine thread: every op passes here, and reading the
+  // environment on each one showed up in small-message profiles.
+  if (!tlsEngine || tlsBindTried) return;
   tlsBindTried = true;
+  if (!topo::bindingEnabled()) return;
   const topo::HostTopology* host = nullptr;
   if (!localHostTopology(&host).isOk() || host == nullptr) return;
   const topo::BindTarget target = chooseBindTarget(comm, rank, env::raw("BRAID_SOCKET_IFNAME").value_or(""));
