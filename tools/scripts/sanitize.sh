@@ -33,7 +33,7 @@ if [[ "$step" != test ]]; then
   fuzz=OFF
   [[ "$mode" == address && "${BRAID_SAN_FUZZ:-0}" == 1 ]] && fuzz=ON
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBRAID_SANITIZE="$sanitize" \
-    -DBRAID_FUZZ="$fuzz" "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags ${BRAID_SAN_CXXFLAGS:-}" >/dev/null
+    -DBRAID_FUZZ="$fuzz" "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags${BRAID_SAN_CXXFLAGS:+ $BRAID_SAN_CXXFLAGS}" >/dev/null
   # shellcheck disable=SC2086 # a list of targets
   ninja -C "$build" -j"$jobs" ${BRAID_SAN_TARGETS:-}
 fi
