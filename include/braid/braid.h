@@ -36,13 +36,24 @@ extern "C" {
 #define BRAID_API
 #endif
 
+/* The enums' underlying type: int under C++ too. Without a fixed type a C++
+ * enum may only hold the values its enumerators' bit width covers, so an
+ * out-of-range value a C caller passes (which braid rejects as
+ * braidInvalidArgument) would be undefined behaviour to even load. In C an
+ * enum is an int-sized integer already; the macro expands to nothing there. */
+#ifdef __cplusplus
+#define BRAID_ENUM_INT : int
+#else
+#define BRAID_ENUM_INT
+#endif
+
 #define BRAID_MAJOR 0
 #define BRAID_MINOR 1
 #define BRAID_PATCH 0
 /* Encoded as MAJOR*10000 + MINOR*100 + PATCH, as NCCL does. */
 #define BRAID_VERSION_CODE (BRAID_MAJOR * 10000 + BRAID_MINOR * 100 + BRAID_PATCH)
 
-typedef enum {
+typedef enum BRAID_ENUM_INT {
   braidSuccess = 0,
   braidUnhandledCudaError = 1,
   braidSystemError = 2,     /* a system call failed (errno is in the message) */
@@ -58,7 +69,7 @@ typedef enum {
 } braidResult_t;
 
 /* NCCL's order and numbering. */
-typedef enum {
+typedef enum BRAID_ENUM_INT {
   braidInt8 = 0,
   braidChar = 0,
   braidUint8 = 1,
@@ -82,7 +93,7 @@ typedef enum {
 /* Avg divides once, at the end, by the number of ranks (integer division for
  * integer types). Low-precision floats are reduced through fp32 and rounded
  * back to nearest-even after each step. */
-typedef enum {
+typedef enum BRAID_ENUM_INT {
   braidSum = 0,
   braidProd = 1,
   braidMax = 2,
@@ -244,7 +255,7 @@ BRAID_API braidResult_t braidBarrier(braidComm_t comm, braidStream_t stream);
  * NaN stays NaN, inf stays inf (e4m3 has none: it becomes NaN). Ranks must pass
  * the same codec (a mismatch fails with braidRemoteError) and the same config.
  * braidCodecNone runs the plain collective. */
-typedef enum {
+typedef enum BRAID_ENUM_INT {
   braidCodecNone = 0,
   braidCodecFloat16 = 1,
   braidCodecBfloat16 = 2,

@@ -1,5 +1,6 @@
 #include "core/comm_topology.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -10,10 +11,6 @@
 #include "topo/detect.h"
 
 namespace braid::core {
-namespace {
-
-}  // namespace
-
 Status localHostTopology(const topo::HostTopology** out) {
   static std::once_flag once;
   static topo::HostTopology host;
@@ -29,6 +26,26 @@ Status localHostTopology(const topo::HostTopology** out) {
   });
   *out = &host;
   return status;
+}
+
+Status decodeGatheredTopology(const std::vector<uint64_t>& sizes, const std::vector<char>& slots,
+                              topo::CommTopology* out) {
+  const size_t n = sizes.size();
+  if (n == 0) return invalidArgument("topology: no ranks");
+  uint64_t slot = 0;
+  for (uint64_t s : sizes) slot = std::max(slot, s);
+  if (slot > topo::kMaxRankViewBytes)
+    return remoteError("a rank's topology description is " + std::to_string(slot) + " bytes, over the limit");
+  if (slots.size() != n * slot)
+    return invalidArgument("topology: " + std::to_string(slots.size()) + " gathered bytes for " +
+                           std::to_string(n) + " slots of " + std::to_string(slot));
+  std::vector<topo::RankView> views(n);
+  for (size_t r = 0; r < n; ++r) {
+    std::string bytes(slots.data() + r * slot, sizes[r]);
+    BRAID_RETURN_IF_ERROR(
+        topo::decodeRankView(bytes, &views[r]).prefix("rank " + std::to_string(r) + "'s topology"));
+  }
+  return topo::mergeRankViews(std::move(views), out);
 }
 
 Status gatherTopology(bootstrap::Bootstrap& bs, topo::CommTopology* out) {
@@ -51,13 +68,7 @@ Status gatherTopology(bootstrap::Bootstrap& bs, topo::CommTopology* out) {
   std::vector<char> all(static_cast<size_t>(n) * slot);
   std::memcpy(all.data() + bs.rank() * slot, blob.data(), blob.size());
   if (slot > 0) BRAID_RETURN_IF_ERROR(bs.allGather(all.data(), slot));
-
-  std::vector<topo::RankView> views(n);
-  for (int r = 0; r < n; ++r) {
-    std::string bytes(all.data() + r * slot, sizes[r]);
-    BRAID_RETURN_IF_ERROR(topo::decodeRankView(bytes, &views[r]).prefix("rank " + std::to_string(r) + "'s topology"));
-  }
-  BRAID_RETURN_IF_ERROR(topo::mergeRankViews(std::move(views), out));
+  BRAID_RETURN_IF_ERROR(decodeGatheredTopology(sizes, all, out));
   BRAID_INFO("topology: %d rank(s) on %zu host(s)", n, out->hosts.size());
   return Status::ok();
 }

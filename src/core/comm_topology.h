@@ -9,6 +9,9 @@
 // ranks, not NUMA nodes or NICs).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "base/status.h"
 #include "topo/comm_view.h"
 
@@ -22,5 +25,12 @@ namespace braid::core {
 Status localHostTopology(const topo::HostTopology** out);
 
 Status gatherTopology(bootstrap::Bootstrap& bootstrap, topo::CommTopology* out);
+
+// gatherTopology's receiving half, on bytes from the other ranks: sizes[r] is
+// rank r's view length (first allGather), slots holds one slot per rank of the
+// largest of them (second allGather). RemoteError for a size over
+// topo::kMaxRankViewBytes, InvalidArgument for a malformed view or set.
+Status decodeGatheredTopology(const std::vector<uint64_t>& sizes, const std::vector<char>& slots,
+                              topo::CommTopology* out);
 
 }  // namespace braid::core

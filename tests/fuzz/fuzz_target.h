@@ -28,7 +28,11 @@
   X(tcp_conn_header)          \
   X(auth_handshake)           \
   X(tcp_recv)                 \
-  X(control_frame)
+  X(control_frame)            \
+  X(bootstrap_inbox)          \
+  X(codec_decode)             \
+  X(comm_topology)            \
+  X(shm_setup)
 
 #define BRAID_FUZZ_DECLARE(name) int braidFuzz_##name(const uint8_t* data, size_t size);
 BRAID_FUZZ_TARGETS(BRAID_FUZZ_DECLARE)

@@ -247,6 +247,7 @@ std::vector<Seed> generateSeeds() {
   authSeeds(&seeds);
   recvSeeds(&seeds);
   controlSeeds(&seeds);
+  peerSeeds(&seeds);
   return seeds;
 }
 

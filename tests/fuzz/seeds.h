@@ -19,4 +19,8 @@ struct Seed {
 
 std::vector<Seed> generateSeeds();
 
+// Seeds of the targets added with seeds_peer.cc: bootstrap_inbox,
+// codec_decode, comm_topology, shm_setup.
+void peerSeeds(std::vector<Seed>* out);
+
 }  // namespace braid::fuzz

@@ -73,6 +73,22 @@ int countEntries(const char* dir, const std::string& prefix = "") {
   return n;
 }
 
+// "name name ...": the threads of this process, for a leak's message.
+std::string threadNames() {
+  std::string out;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+      std::string name;
+      std::getline(comm, name);
+      out += (out.empty() ? "" : " ") + name;
+    }
+    closedir(d);
+  }
+  return out;
+}
+
 int victimOf(const Case& c) { return c.kind == Kind::kKillHub ? 0 : c.kind == Kind::kAbortInline || c.kind == Kind::kAbortStream ? 1 : 2; }
 
 // Waits (bounded) until the flight recorder shows an op running, so that an
@@ -124,6 +140,10 @@ void abortingRank(braidComm_t comm, const Case& c, Shared* sh, std::vector<int32
 }
 
 void rankBody(RankContext& ctx, const Case& c, Shared* sh) {
+  // Sanitizer runtimes start helper threads of their own at a process's first
+  // pthread_create and keep them (TSan: its background thread, started again in
+  // a forked child): one thread started and joined first puts them in the baseline.
+  std::thread([] {}).join();
   const int threadsBefore = countEntries("/proc/self/task"), fdsBefore = countEntries("/proc/self/fd");
   const int n = ctx.nranks, me = ctx.rank, victim = victimOf(c);
   braidConfig_t cfg = BRAID_CONFIG_INITIALIZER;
@@ -208,7 +228,7 @@ void rankBody(RankContext& ctx, const Case& c, Shared* sh) {
   }
   if (c.kind == Kind::kStop && me == (victim == 0 ? 1 : 0)) kill(sh->victimPid.load(), SIGKILL);
 
-  EXPECT_LE(countEntries("/proc/self/task"), threadsBefore) << "threads leaked";
+  EXPECT_LE(countEntries("/proc/self/task"), threadsBefore) << "threads leaked: " << threadNames();
   EXPECT_LE(countEntries("/proc/self/fd"), fdsBefore) << "fds leaked";
   EXPECT_EQ(countEntries("/dev/shm", "braid-shm-" + std::to_string(getpid()) + "-"), 0) << "shm segments leaked";
 }

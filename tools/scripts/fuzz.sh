@@ -11,8 +11,10 @@
 # New inputs go to $build/fuzz-corpus/<target>/, never into the checked-in seeds:
 # copy an interesting one (a minimised crash, above all) to tests/fuzz/corpus/<target>/
 # by hand so the regression test replays it from then on.
-# Environment: BRAID_FUZZ_BUILD_DIR (default build-fuzz), BRAID_FUZZ_CXXFLAGS
-# (extra compiler flags for the whole build).
+# Environment: BRAID_FUZZ_BUILD_DIR (default build-fuzz; reused as it is when
+# already configured with BRAID_FUZZ=ON), BRAID_FUZZ_CXXFLAGS (extra compiler
+# flags for a build this script configures), BRAID_FUZZ_ONLY (space-separated
+# target names: fuzz only these).
 set -euo pipefail
 seconds="${1:-30}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -22,9 +24,13 @@ if ! command -v clang++ >/dev/null; then
   echo "fuzz.sh: clang++ is needed for libFuzzer (apt-get install clang)" >&2
   exit 2
 fi
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBRAID_SANITIZE=address,undefined -DBRAID_FUZZ=ON \
-  -DBRAID_BUILD_TOOLS=OFF "-DCMAKE_CXX_FLAGS=${BRAID_FUZZ_CXXFLAGS:-}" >/dev/null
+# A build folder already configured for fuzzing (e.g. CI's build-asan, made by
+# BRAID_SAN_FUZZ=1 tools/scripts/sanitize.sh) is reused as it is.
+if ! grep -qs '^BRAID_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBRAID_SANITIZE=address,undefined -DBRAID_FUZZ=ON \
+    -DBRAID_BUILD_TOOLS=OFF "-DCMAKE_CXX_FLAGS=${BRAID_FUZZ_CXXFLAGS:-}" >/dev/null
+fi
 ninja -C "$build" braid_fuzzers >/dev/null
 
 # Every report is fatal; leaks count as crashes (libFuzzer checks per input).
@@ -37,6 +43,8 @@ printf '%-20s %12s %10s %8s %8s %8s  %s\n' target executions exec/s cov ft corpu
 for exe in "$build"/tests/fuzz/fuzz_*; do
   [[ -x "$exe" && -f "$exe" ]] || continue
   target="${exe##*/fuzz_}"
+  [[ -d "$root/tests/fuzz/corpus/$target" ]] || continue  # fuzz_corpus_test, the replay test, is no target
+  if [[ -n "${BRAID_FUZZ_ONLY:-}" && " $BRAID_FUZZ_ONLY " != *" $target "* ]]; then continue; fi
   work="$build/fuzz-corpus/$target" artifacts="$build/fuzz-artifacts/$target" log="$build/fuzz-$target.log"
   mkdir -p "$work" "$artifacts"
   rc=0

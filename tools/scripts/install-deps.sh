@@ -5,6 +5,9 @@ set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev libcli11-dev libhwloc-dev
           nlohmann-json3-dev iproute2)
 [ "${BRAID_WITH_ANCHORS:-0}" = 1 ] && packages+=(openmpi-bin libopenmpi-dev)
+# The sanitizer and fuzzing phases of CI (.ci/run): clang with its sanitizer
+# and libFuzzer runtimes, llvm-symbolizer for readable reports, clang-format.
+[ "${BRAID_WITH_SANITIZERS:-0}" = 1 ] && packages+=(clang libclang-rt-14-dev llvm clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -151,7 +151,8 @@ Status recvWithFds(int sock, void* data, size_t size, int maxFds, std::vector<ne
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Status::ok();
   if (n < 0 && errno == ECONNRESET) return remoteError("closed");
   if (n < 0) return systemError("shm: recvmsg of a setup message", errno);
-  if (n == 0) return remoteError("closed");
+  // Descriptors first, whatever the length: a zero-byte message may carry
+  // some, and they are ours (installed by the kernel) from here on.
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -161,6 +162,7 @@ Status recvWithFds(int sock, void* data, size_t size, int maxFds, std::vector<ne
       fds->emplace_back(fd);  // owned from here on: closed on every error path
     }
   }
+  if (n == 0 && fds->empty()) return remoteError("closed");  // EOF, or an empty message: both end the setup
   if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || static_cast<size_t>(n) != size ||
       fds->size() > static_cast<size_t>(maxFds)) {
     fds->clear();

@@ -70,6 +70,10 @@ Status Bootstrap::recv(int peer, uint32_t tag, void* data, size_t size) {
 
 Status Bootstrap::sendTo(int peer, uint32_t tag, const void* data, size_t size,
                          const Deadline& deadline) {
+  // Checked here, not only by the receiving inbox, so the caller hears why.
+  if (size > Inbox::kMaxMessageBytes)
+    return invalidArgument("bootstrap send of " + std::to_string(size) + " bytes: over the " +
+                           std::to_string(Inbox::kMaxMessageBytes) + "-byte limit of a bootstrap message");
   if (peer == rank_) {
     inbox_->putLocal(tag, data, size);
     return Status::ok();

@@ -45,7 +45,8 @@ class Bootstrap {
                        std::unique_ptr<Bootstrap>* out);
   ~Bootstrap();
 
-  // `data` is copied before send returns. tag < kReservedTagBase.
+  // `data` is copied before send returns. tag < kReservedTagBase; size at most
+  // Inbox::kMaxMessageBytes (64 MiB; InvalidArgument beyond, as for allGather).
   Status send(int peer, uint32_t tag, const void* data, size_t size);
   // Receives the oldest message from `peer` with `tag`; its size must be `size`
   // (InvalidUsage otherwise). Messages with other tags stay buffered.

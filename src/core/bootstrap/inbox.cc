@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "base/log.h"
-#include "core/bootstrap/wire.h"
 
 namespace braid::bootstrap {
 
@@ -103,41 +102,25 @@ void Inbox::admit(Admitted& a) {
 
 bool Inbox::readFrom(Conn& c) {
   for (;;) {
-    if (!c.inPayload) {
-      Status st = net::recvSome(c.fd.get(), c.header + c.have, kFrameHeaderBytes - c.have, &c.have);
-      if (!st.isOk()) {
-        markClosed(c.peer, st.message());
-        return false;
-      }
-      if (c.have < kFrameHeaderBytes) return true;
-      wire::Reader r(c.header, kFrameHeaderBytes);
-      c.tag = r.u32();
-      uint64_t size = r.u64();
-      if (size > kMaxMessageBytes) {
-        markClosed(c.peer, "it sent a malformed frame (" + std::to_string(size) + " bytes)");
-        return false;
-      }
-      c.payload.resize(size);
-      c.have = 0;
-      c.inPayload = true;
+    size_t room = 0;
+    uint8_t* at = c.frames.next(&room);
+    size_t got = 0;
+    Status st = net::recvSome(c.fd.get(), at, room, &got);
+    if (st.isOk()) st = c.frames.advance(got);
+    if (!st.isOk()) {
+      markClosed(c.peer, st.message());
+      return false;
     }
-    if (c.have < c.payload.size()) {
-      Status st = net::recvSome(c.fd.get(), c.payload.data() + c.have, c.payload.size() - c.have,
-                                &c.have);
-      if (!st.isOk()) {
-        markClosed(c.peer, st.message());
-        return false;
+    if (c.frames.ready()) {
+      InboxFrames::Frame f = c.frames.take();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        peers_[c.peer].queue.push_back(Message{f.tag, std::move(f.bytes)});
       }
-      if (c.have < c.payload.size()) return true;
+      cv_.notify_all();
+    } else if (got < room) {
+      return true;  // drained: wait for the next poll
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      peers_[c.peer].queue.push_back(Message{c.tag, std::move(c.payload)});
-    }
-    cv_.notify_all();
-    c.payload = {};
-    c.have = 0;
-    c.inPayload = false;
   }
 }
 

@@ -5,7 +5,8 @@
 // never wait for the peer to be inside a recv: whatever arrives is drained and
 // buffered, so two ranks sending to each other at once cannot deadlock.
 //
-// Frame on a peer connection: tag u32, size u64 (little-endian), payload.
+// Frame on a peer connection: tag u32, size u64 (little-endian), payload;
+// reassembled, with its size bounded, by InboxFrames (inbox_frame.h).
 // Connections are one-way (the connector sends, the acceptor receives), and
 // messages from one peer are filed in the order they were sent.
 //
@@ -24,6 +25,7 @@
 #include "base/deadline.h"
 #include "base/status.h"
 #include "core/bootstrap/gatekeeper.h"
+#include "core/bootstrap/inbox_frame.h"
 #include "transports/net/socket.h"
 #include "transports/transport.h"
 
@@ -31,9 +33,8 @@ namespace braid::bootstrap {
 
 class Inbox {
  public:
-  static constexpr size_t kFrameHeaderBytes = 12;
   // A frame claiming more than this is treated as a broken peer.
-  static constexpr uint64_t kMaxMessageBytes = uint64_t{1} << 32;
+  static constexpr uint64_t kMaxMessageBytes = InboxFrames::kMaxMessageBytes;
 
   Inbox(net::Fd listener, const transport::Secret& secret, int rank, int nranks,
         int handshakeTimeoutMs);
@@ -59,11 +60,7 @@ class Inbox {
   struct Conn {
     net::Fd fd;
     int peer = -1;
-    uint8_t header[kFrameHeaderBytes] = {};
-    size_t have = 0;
-    bool inPayload = false;
-    uint32_t tag = 0;
-    std::vector<uint8_t> payload;
+    InboxFrames frames;
   };
   struct PeerState {
     std::deque<Message> queue;

@@ -105,6 +105,9 @@ TEST(Bootstrap, RejectsBadPeersAndReservedTags) {
   EXPECT_EQ(boots[0]->recv(-1, 3, &x, sizeof(x)).code(), Code::kInvalidArgument);
   EXPECT_EQ(boots[0]->send(0, Bootstrap::kReservedTagBase, &x, sizeof(x)).code(),
             Code::kInvalidArgument);
+  // Over the inbox's limit: refused before a byte is read (x is never touched).
+  EXPECT_EQ(boots[0]->send(0, 3, &x, braid::bootstrap::Inbox::kMaxMessageBytes + 1).code(),
+            Code::kInvalidArgument);
 }
 
 TEST(Bootstrap, SizeMismatchIsAnError) {

@@ -165,7 +165,8 @@ TEST(CodecError, Fp8TinyBlocks) {
     const CodecParams p{format, DataType::kFloat32, 1.0f, kBlock};
     const std::vector<float> d = roundTrip(p, x);
     const double amax = 0x1p-128;
-    checkBound(wireFormatName(format), x, d, [&](size_t i) {
+    // Copies: clang before 16 cannot capture structured bindings (C++20 allows it).
+    checkBound(wireFormatName(format), x, d, [&, m = m, f = f, t = t](size_t i) {
       return std::fmax(std::ldexp(std::fabs(x[i]), -m), std::ldexp(amax, -f)) + std::ldexp(1.0, -t);
     });
   }

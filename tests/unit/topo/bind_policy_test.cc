@@ -45,8 +45,11 @@ TEST(BindPolicy, RanksWithRemotePeersSitNearAnRdmaNicOnTheirNumaNode) {
 
 TEST(BindPolicy, TheDescribedNicsHaveNumaNodes) {
   // Otherwise the NUMA check above would hold vacuously.
+  // The topology is a named object: a range-for over a member of the temporary
+  // cluster(1, 2) would read it after it is destroyed.
+  const CommTopology c = cluster(1, 2);
   int known = 0;
-  for (const Nic& n : cluster(1, 2).hosts[0].nics) known += n.numa >= 0;
+  for (const Nic& n : c.hosts[0].nics) known += n.numa >= 0;
   EXPECT_GE(known, 4);
 }
 
