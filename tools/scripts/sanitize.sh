@@ -12,7 +12,9 @@
 # BRAID_SAN_FUZZ=1 (address, clang: also build the libFuzzer targets, so that
 # tools/scripts/fuzz.sh runs them from this build instead of a second one),
 # BRAID_SAN_TARGETS (ninja targets to build, default all), BRAID_SAN_JOBS
-# (ninja and ctest -j, default nproc), BRAID_SAN_TESTS (ctest -R regex: run
+# (ninja and ctest -j, default nproc), BRAID_SAN_BUILD_TYPE (CMake build type,
+# default RelWithDebInfo), BRAID_SAN_DEBUG_FLAG (default -g; CI:
+# -gline-tables-only), BRAID_SAN_TESTS (ctest -R regex: run
 # only these tests), BRAID_SAN_EXCLUDE (ctest -E regex: leave these out, on top
 # of the exclusions below).
 set -euo pipefail
@@ -32,7 +34,8 @@ start=$SECONDS
 if [[ "$step" != test ]]; then
   fuzz=OFF
   [[ "$mode" == address && "${BRAID_SAN_FUZZ:-0}" == 1 ]] && fuzz=ON
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBRAID_SANITIZE="$sanitize" \
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BRAID_SAN_BUILD_TYPE:-RelWithDebInfo}" \
+    -DBRAID_SANITIZE="$sanitize" -DBRAID_SANITIZE_DEBUG_FLAG="${BRAID_SAN_DEBUG_FLAG:--g}" \
     -DBRAID_FUZZ="$fuzz" "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags${BRAID_SAN_CXXFLAGS:+ $BRAID_SAN_CXXFLAGS}" >/dev/null
   # shellcheck disable=SC2086 # a list of targets
   ninja -C "$build" -j"$jobs" ${BRAID_SAN_TARGETS:-}
