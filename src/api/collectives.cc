@@ -227,17 +227,10 @@ Status pointToPoint(bool isSend, const void* buf, size_t count, braidDataType_t 
   CHECK(api::checkBuffer(fn, isSend ? "sendbuff" : "recvbuff", buf, bytes));
   CHECK(braid::kernels::checkHostPointers(fn, {{isSend ? "sendbuff" : "recvbuff", buf}}));
   core::Op op;
-  op.collective = Collective::kSendRecv;
-  op.algorithm = isSend ? "send" : "recv";
+  CHECK(comm->impl->buildPointToPoint(isSend, buf, bytes, peer, &op));
   op.dtype = dt(t);
   op.count = count;
   op.rootOrPeer = peer;
-  const uint8_t tag = static_cast<uint8_t>(Collective::kSendRecv);
-  if (isSend)
-    op.schedule.add(braid::algo::sendStep(peer, {braid::algo::kInput, 0, bytes}, tag), {}, true);
-  else
-    op.schedule.add(braid::algo::recvStep(peer, {braid::algo::kOutput, 0, bytes}, tag), {}, true);
-  op.buffers = {{const_cast<void*>(buf), bytes}, {const_cast<void*>(buf), bytes}};
   return core::launch(comm->impl, stream ? &stream->stream : nullptr, std::move(op));
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "algorithms/quantized/quantized.h"
@@ -118,7 +119,6 @@ algo::CollectiveArgs Communicator::argsFor(algo::Collective c) const {
   a.nranks = nranks_;
   a.rank = rank_;
   a.chunkBytes = config_.chunkBytes;
-  if (c == algo::Collective::kAllReduce) a.hostOf = topology_.hostOf;  // for hierarchical algorithms
   return a;
 }
 
@@ -140,33 +140,95 @@ algo::Tuner& Communicator::tuner() const {
   return *tuner_;
 }
 
-Status Communicator::buildCollective(const algo::CollectiveArgs& args, const void* input,
-                                     void* output, Op* op) const {
-  if (args.quantized) return buildQuantized(args, input, output, op);
+namespace {
+
+// The shape of a call, which is all its plan depends on. All-to-all-v's
+// counts make every call a shape of its own: not cached.
+bool keyOf(const algo::CollectiveArgs& args, PlanKey* key) {
+  if (args.collective == algo::Collective::kAllToAllv) return false;
+  key->collective = static_cast<uint8_t>(args.collective);
+  key->dtype = static_cast<uint8_t>(args.dtype);
+  key->op = static_cast<uint8_t>(args.op);
+  key->rootOrPeer = args.root;
+  key->count = args.count;
+  if (args.quantized) {
+    key->variant = static_cast<uint8_t>(static_cast<int>(args.codec.format) + 1);
+    key->codecHost = static_cast<uint8_t>(args.codec.hostType);
+    key->codecBlock = args.codec.blockSize;
+    std::memcpy(&key->codecScaleBits, &args.codec.lossScale, sizeof(float));
+  }
+  return true;
+}
+
+}  // namespace
+
+Status Communicator::makeOwnPlan(algo::Schedule&& schedule, std::string algorithm,
+                                 std::shared_ptr<const Plan>* out) const {
+  return makePlan(std::move(schedule), std::move(algorithm), nranks_, rank_, out);
+}
+
+Status Communicator::buildPlan(const algo::CollectiveArgs& args, std::shared_ptr<const Plan>* out) const {
+  if (args.quantized) return buildQuantized(args, out);
   algo::Pick pick = tuner().pick(args.collective, args.count * args.elemSize(), config_.overrides);
   if (pick.algorithm == nullptr)
     return notSupported(std::string("no algorithm for ") + algo::collectiveName(args.collective));
   algo::CollectiveArgs tuned = args;
   tuned.chunkBytes = pick.chunkBytes;
+  if (args.collective == algo::Collective::kAllReduce) tuned.hostOf = topology_.hostOf;  // hierarchical algorithms
+  algo::Schedule schedule;
+  BRAID_RETURN_IF_ERROR(pick.algorithm->build(tuned, &schedule));
+  return makeOwnPlan(std::move(schedule), pick.algorithm->name, out);
+}
+
+Status Communicator::buildCollective(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) {
   op->collective = args.collective;
-  op->algorithm = pick.algorithm->name;
-  op->schedule = algo::Schedule();
-  BRAID_RETURN_IF_ERROR(pick.algorithm->build(tuned, &op->schedule));
   op->buffers = {{const_cast<void*>(input), 0}, {output, 0}};
+  PlanKey key;
+  const bool cacheable = keyOf(args, &key);
+  if (cacheable && (op->plan = plans_.find(key))) return Status::ok();
+  BRAID_RETURN_IF_ERROR(buildPlan(args, &op->plan));
+  if (cacheable) plans_.insert(key, op->plan);
   return Status::ok();
 }
 
-Status Communicator::buildQuantized(const algo::CollectiveArgs& args, const void* input, void* output,
-                                    Op* op) const {
-  op->collective = args.collective;
-  op->algorithm = std::string(args.collective == algo::Collective::kAllGather ? "ring" : "pairwise") + "+" +
-                  kernels::wireFormatName(args.codec.format);
-  op->schedule = algo::Schedule();
-  BRAID_RETURN_IF_ERROR(args.collective == algo::Collective::kAllGather
-                            ? algo::buildQuantizedAllGather(args, &op->schedule)
-                            : algo::buildQuantizedAllToAll(args, &op->schedule));
-  op->buffers = {{const_cast<void*>(input), 0}, {output, 0}};
+Status Communicator::buildPointToPoint(bool isSend, const void* buffer, size_t bytes, int peer, Op* op) {
+  op->collective = algo::Collective::kSendRecv;
+  op->buffers = {{const_cast<void*>(buffer), bytes}, {const_cast<void*>(buffer), bytes}};
+  PlanKey key;
+  key.collective = static_cast<uint8_t>(algo::Collective::kSendRecv);
+  key.variant = isSend ? 1 : 2;
+  key.rootOrPeer = peer;
+  key.count = bytes;
+  if ((op->plan = plans_.find(key))) return Status::ok();
+  const uint8_t tag = static_cast<uint8_t>(algo::Collective::kSendRecv);
+  algo::Schedule schedule;
+  if (isSend)
+    schedule.add(algo::sendStep(peer, {algo::kInput, 0, bytes}, tag), {}, true);
+  else
+    schedule.add(algo::recvStep(peer, {algo::kOutput, 0, bytes}, tag), {}, true);
+  // A send to or receive from the own rank is valid only inside a group,
+  // where launch.cc pairs it with its match as a copy: no plan of its own.
+  if (peer == rank_) {
+    auto own = std::make_shared<Plan>();
+    own->algorithm = isSend ? "send" : "recv";
+    own->schedule = std::move(schedule);
+    op->plan = std::move(own);
+    return Status::ok();
+  }
+  BRAID_RETURN_IF_ERROR(makeOwnPlan(std::move(schedule), isSend ? "send" : "recv", &op->plan));
+  plans_.insert(key, op->plan);
   return Status::ok();
+}
+
+Status Communicator::buildQuantized(const algo::CollectiveArgs& args, std::shared_ptr<const Plan>* out) const {
+  algo::Schedule schedule;
+  BRAID_RETURN_IF_ERROR(args.collective == algo::Collective::kAllGather
+                            ? algo::buildQuantizedAllGather(args, &schedule)
+                            : algo::buildQuantizedAllToAll(args, &schedule));
+  return makeOwnPlan(std::move(schedule),
+                     std::string(args.collective == algo::Collective::kAllGather ? "ring" : "pairwise") + "+" +
+                         kernels::wireFormatName(args.codec.format),
+                     out);
 }
 
 uint64_t Communicator::takeTicket(const Op& op) {
@@ -177,18 +239,9 @@ uint64_t Communicator::takeTicket(const Op& op) {
   record.dtype = op.dtype;
   record.count = op.count;
   record.rootOrPeer = op.rootOrPeer;
-  record.algorithm = op.algorithm;
+  record.algorithm = op.plan->algorithm;
   recorder_.enqueued(record);  // under mu_, so records go in ticket order
   return nextTicket_++;
-}
-
-static uint64_t bytesMoved(const algo::Schedule& s) {
-  uint64_t bytes = 0;
-  for (const algo::Step& st : s.steps) {
-    if (st.kind == algo::StepKind::kSend) bytes += st.src.bytes;
-    if (st.kind == algo::StepKind::kRecv || st.kind == algo::StepKind::kRecvReduce) bytes += st.dst.bytes;
-  }
-  return bytes;
 }
 
 std::string Communicator::defaultTracePath() const {
@@ -231,11 +284,11 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   ctx.yieldWhileSpinning = yield_;
   ctx.rank = rank_;
   ctx.opName = kind + " #" + std::to_string(seq);
-  BRAID_TRACE("%s (%s): %zu steps", ctx.opName.c_str(), op.algorithm.c_str(), op.schedule.steps.size());
-  recorder_.started(ticket, seq, bytesMoved(op.schedule));
+  BRAID_TRACE("%s (%s): %zu steps", ctx.opName.c_str(), op.plan->algorithm.c_str(), op.plan->schedule.steps.size());
+  recorder_.started(ticket, seq, op.plan->bytesMoved);
   Status status;
   if (config_.faultInjection.armedFor(rank_, ticket + 1)) status = config_.faultInjection.apply(nranks_, connections_);
-  if (status.isOk()) status = execute(op.schedule, op.buffers, ctx);
+  if (status.isOk()) status = execute(*op.plan, op.buffers, ctx);
 
   if (!status.isOk()) {
     status = settle(status, ctx);

@@ -38,6 +38,7 @@
 #include "core/fault_inject.h"
 #include "core/flight_recorder.h"
 #include "core/op.h"
+#include "core/plan_cache.h"
 #include "core/watchdog.h"
 #include "topo/comm_view.h"
 
@@ -75,9 +76,16 @@ class Communicator {
   const CommConfig& config() const { return config_; }
   const topo::CommTopology& topology() const { return topology_; }
 
-  // Builds the op for a collective with the selected algorithm.
-  Status buildCollective(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) const;
+  // Builds the op for a collective with the selected algorithm; the plan comes
+  // from the plan cache when a call of the same shape came before.
+  Status buildCollective(const algo::CollectiveArgs& args, const void* input, void* output, Op* op);
+  // A send or receive of `bytes` (zero is a valid message) with `peer`.
+  Status buildPointToPoint(bool isSend, const void* buffer, size_t bytes, int peer, Op* op);
+  // Makes a plan for this rank from a schedule built outside the algorithms
+  // (a fused group).
+  Status makeOwnPlan(algo::Schedule&& schedule, std::string algorithm, std::shared_ptr<const Plan>* out) const;
   algo::CollectiveArgs argsFor(algo::Collective c) const;
+  size_t cachedPlans() const { return plans_.size(); }
 
   // Takes the op's place in the issue order and records it in the flight recorder.
   uint64_t takeTicket(const Op& op);
@@ -103,7 +111,9 @@ class Communicator {
 
  private:
   // Quantized all-to-all(v) / all-gather: fixed schedules, not the tuner's.
-  Status buildQuantized(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) const;
+  Status buildQuantized(const algo::CollectiveArgs& args, std::shared_ptr<const Plan>* out) const;
+  // The tuner's pick for args, built into a plan.
+  Status buildPlan(const algo::CollectiveArgs& args, std::shared_ptr<const Plan>* out) const;
   Communicator(int nranks, int rank, const CommConfig& config);
   Status connectPeers();
   // After an op failed with `local`: the status the op returns (the root cause
@@ -124,6 +134,7 @@ class Communicator {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   Connections connections_;
   ExecutorMemory memory_;
+  PlanCache plans_;
   std::atomic<bool> aborted_{false};
   std::atomic<bool> halted_{false};  // aborted_ or a fault from anywhere: running ops stop
   std::unique_ptr<Watchdog> watchdog_;  // destroyed first (its thread calls onFault)

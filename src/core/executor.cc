@@ -46,33 +46,24 @@ bool isComm(StepKind k) {
   return k == StepKind::kSend || k == StepKind::kRecv || k == StepKind::kRecvReduce;
 }
 
-// One run of one schedule. Plain state arrays indexed by step id.
+// One run of one plan. State arrays indexed by step id and by peer, borrowed
+// from ExecutorMemory (no allocation once warm).
 class Run {
  public:
-  Run(const Schedule& s, const std::vector<BufferBinding>& buffers, ExecutionContext& ctx)
-      : s_(s), buffers_(buffers), ctx_(ctx), deadline_(ctx.timeoutMs) {}
+  Run(const Plan& p, const std::vector<BufferBinding>& buffers, ExecutionContext& ctx)
+      : p_(p), s_(p.schedule), buffers_(buffers), ctx_(ctx), st_(ctx.memory->runState()),
+        deadline_(ctx.timeoutMs) {}
 
   Status go();
 
  private:
-  struct Channel {
-    std::vector<StepId> queue;  // comm steps of this (peer, direction), schedule order
-    size_t head = 0;            // next to issue
-    size_t reduceInFlight = 0;  // recv-reduces holding a staging slot
-  };
-  struct InFlight {
-    StepId step;
-    transport::Request* request;
-    char* staging;  // recv-reduce only
-    size_t stagingSlot;
-  };
-
   char* address(const algo::Region& r) const;
   Status prepare();
   Status ready(StepId id);
   Status runLocal(StepId id);
   Status complete(StepId id);
-  Status issue(Channel& ch, bool isRecv);
+  Status issueSends(int peer);
+  Status issueRecvs(int peer);
   Status pollInFlight(bool* progressed);
   // "to receive 64 KiB from rank 2 and to send 64 KiB to rank 3 (after 3 of 12 steps)"
   std::string waitingFor();
@@ -80,54 +71,39 @@ class Run {
   // the collective the peer is in.
   Status failedStep(Status status, const Step& st, bool issuing);
 
+  const Plan& p_;
   const Schedule& s_;
   const std::vector<BufferBinding>& buffers_;
   ExecutionContext& ctx_;
+  RunState& st_;
   Deadline deadline_;
-  std::vector<char*> scratch_;
-  std::vector<uint32_t> waitingOn_;      // unfinished deps per step
-  std::vector<uint8_t> isReady_;         // dependencies done (and a local step run)
-  std::vector<uint32_t> dependentsBegin_;  // CSR of reverse edges
-  std::vector<StepId> dependents_;
-  std::vector<Channel> sendCh_, recvCh_;
-  std::vector<InFlight> inFlight_;
-  std::vector<size_t> freeStaging_;
   size_t nextStagingSlot_ = 0;
   size_t done_ = 0;
 };
 
 char* Run::address(const algo::Region& r) const {
-  char* base = algo::isScratch(r.buffer) ? scratch_[algo::scratchIndex(r.buffer)]
+  char* base = algo::isScratch(r.buffer) ? st_.scratch[algo::scratchIndex(r.buffer)]
                                          : static_cast<char*>(buffers_[r.buffer].data);
   return base + r.offset;
 }
 
 Status Run::prepare() {
   const size_t n = s_.steps.size();
+  const size_t peers = ctx_.connections->peers.size();
+  if (p_.peerCount() != peers)
+    return internalError(ctx_.opName + ": plan made for " + std::to_string(p_.peerCount()) + " ranks, run on " +
+                         std::to_string(peers));
+  st_.scratch.clear();
   for (size_t i = 0; i < s_.scratchBytes.size(); ++i)
-    scratch_.push_back(ctx_.memory->scratch(i, s_.scratchBytes[i]));
-  waitingOn_.assign(n, 0);
-  isReady_.assign(n, 0);
-  dependentsBegin_.assign(n + 1, 0);
-  for (const Step& st : s_.steps)
-    for (uint32_t k = 0; k < st.depCount; ++k) dependentsBegin_[s_.deps[st.depBegin + k] + 1]++;
-  for (size_t i = 0; i < n; ++i) dependentsBegin_[i + 1] += dependentsBegin_[i];
-  dependents_.resize(s_.deps.size());
-  std::vector<uint32_t> fill(dependentsBegin_.begin(), dependentsBegin_.end() - 1);
-  const size_t nranks = ctx_.connections->peers.size();
-  sendCh_.assign(nranks, {});
-  recvCh_.assign(nranks, {});
-  for (size_t i = 0; i < n; ++i) {
-    const Step& st = s_.steps[i];
-    waitingOn_[i] = st.depCount;
-    for (uint32_t k = 0; k < st.depCount; ++k) dependents_[fill[s_.deps[st.depBegin + k]]++] = i;
-    if (isComm(st.kind)) {
-      if (st.peer < 0 || static_cast<size_t>(st.peer) >= nranks || st.peer == ctx_.rank)
-        return internalError(ctx_.opName + ": schedule step " + std::to_string(i) +
-                             " names peer " + std::to_string(st.peer));
-      (st.kind == StepKind::kSend ? sendCh_ : recvCh_)[st.peer].queue.push_back(i);
-    }
-  }
+    st_.scratch.push_back(ctx_.memory->scratch(i, s_.scratchBytes[i]));
+  st_.waitingOn.resize(n);
+  for (size_t i = 0; i < n; ++i) st_.waitingOn[i] = s_.steps[i].depCount;
+  st_.isReady.assign(n, 0);
+  st_.sendHead.assign(p_.sendBegin.begin(), p_.sendBegin.end() - 1);
+  st_.recvHead.assign(p_.recvBegin.begin(), p_.recvBegin.end() - 1);
+  st_.reduceInFlight.assign(peers, 0);
+  st_.inFlight.clear();
+  st_.freeStaging.clear();
   return Status::ok();
 }
 
@@ -141,59 +117,71 @@ Status Run::runLocal(StepId id) {
 // A step whose dependencies are all done.
 Status Run::ready(StepId id) {
   const Step& st = s_.steps[id];
-  isReady_[id] = 1;  // set for local steps too, so that go() never runs one twice
+  st_.isReady[id] = 1;  // set for local steps too, so that go() never runs one twice
   if (!isComm(st.kind)) return runLocal(id);
-  if (st.kind == StepKind::kSend) return issue(sendCh_[st.peer], false);
-  return issue(recvCh_[st.peer], true);
+  if (st.kind == StepKind::kSend) return issueSends(st.peer);
+  return issueRecvs(st.peer);
 }
 
 Status Run::complete(StepId id) {
   ++done_;
-  for (uint32_t k = dependentsBegin_[id]; k < dependentsBegin_[id + 1]; ++k) {
-    StepId d = dependents_[k];
-    if (--waitingOn_[d] == 0) BRAID_RETURN_IF_ERROR(ready(d));
+  for (uint32_t k = p_.dependentsBegin[id]; k < p_.dependentsBegin[id + 1]; ++k) {
+    StepId d = p_.dependents[k];
+    if (--st_.waitingOn[d] == 0) BRAID_RETURN_IF_ERROR(ready(d));
   }
   return Status::ok();
 }
 
-Status Run::issue(Channel& ch, bool isRecv) {
-  while (ch.head < ch.queue.size() && isReady_[ch.queue[ch.head]]) {
-    StepId id = ch.queue[ch.head];
+// Issues the peer's channel in schedule order, as far as its steps are ready.
+Status Run::issueSends(int peer) {
+  uint32_t& head = st_.sendHead[peer];
+  PeerLink& link = ctx_.connections->peers[peer];
+  while (head < p_.sendBegin[peer + 1] && st_.isReady[p_.sendQueue[head]]) {
+    const StepId id = p_.sendQueue[head];
     const Step& st = s_.steps[id];
-    PeerLink& link = ctx_.connections->peers[st.peer];
     InFlight f{id, nullptr, nullptr, 0};
-    Status status;
-    if (!isRecv) {
-      status = link.send->isend(address(st.src), st.src.bytes, wireTag(st.tagKind, link.sent), nullptr,
-                                &f.request);
-      link.sent++;
-    } else {
-      char* dst = address(st.dst);
-      if (st.kind == StepKind::kRecvReduce) {
-        if (ch.reduceInFlight >= kRecvReduceWindow) break;  // resumes when one lands
-        if (freeStaging_.empty()) freeStaging_.push_back(nextStagingSlot_++);
-        f.stagingSlot = freeStaging_.back();
-        freeStaging_.pop_back();
-        f.staging = ctx_.memory->staging(f.stagingSlot, st.dst.bytes);
-        dst = f.staging;
-        ch.reduceInFlight++;
-      }
-      status = link.recv->irecv(dst, st.dst.bytes, wireTag(st.tagKind, link.received), nullptr,
-                                &f.request);
-      link.received++;
-    }
+    Status status = link.send->isend(address(st.src), st.src.bytes, wireTag(st.tagKind, link.sent), nullptr,
+                                     &f.request);
+    link.sent++;
     if (!status.isOk()) return failedStep(std::move(status), st, true);
-    BRAID_TRACE("%s: step %u (%s %s rank %d) issued", ctx_.opName.c_str(), id, algo::stepKindName(st.kind),
-                isRecv ? "from" : "to", st.peer);
-    inFlight_.push_back(f);
-    ch.head++;
+    BRAID_TRACE("%s: step %u (send to rank %d) issued", ctx_.opName.c_str(), id, peer);
+    st_.inFlight.push_back(f);
+    head++;
+  }
+  return Status::ok();
+}
+
+Status Run::issueRecvs(int peer) {
+  uint32_t& head = st_.recvHead[peer];
+  PeerLink& link = ctx_.connections->peers[peer];
+  while (head < p_.recvBegin[peer + 1] && st_.isReady[p_.recvQueue[head]]) {
+    const StepId id = p_.recvQueue[head];
+    const Step& st = s_.steps[id];
+    InFlight f{id, nullptr, nullptr, 0};
+    char* dst = address(st.dst);
+    if (st.kind == StepKind::kRecvReduce) {
+      if (st_.reduceInFlight[peer] >= kRecvReduceWindow) break;  // resumes when one lands
+      if (st_.freeStaging.empty()) st_.freeStaging.push_back(nextStagingSlot_++);
+      f.stagingSlot = st_.freeStaging.back();
+      st_.freeStaging.pop_back();
+      f.staging = ctx_.memory->staging(f.stagingSlot, st.dst.bytes);
+      dst = f.staging;
+      st_.reduceInFlight[peer]++;
+    }
+    Status status = link.recv->irecv(dst, st.dst.bytes, wireTag(st.tagKind, link.received), nullptr, &f.request);
+    link.received++;
+    if (!status.isOk()) return failedStep(std::move(status), st, true);
+    BRAID_TRACE("%s: step %u (%s from rank %d) issued", ctx_.opName.c_str(), id, algo::stepKindName(st.kind), peer);
+    st_.inFlight.push_back(f);
+    head++;
   }
   return Status::ok();
 }
 
 Status Run::pollInFlight(bool* progressed) {
-  for (size_t i = 0; i < inFlight_.size();) {
-    InFlight f = inFlight_[i];
+  std::vector<InFlight>& inFlight = st_.inFlight;
+  for (size_t i = 0; i < inFlight.size();) {
+    InFlight f = inFlight[i];
     const Step& st = s_.steps[f.step];
     bool finished = false;
     size_t moved = 0;
@@ -204,8 +192,8 @@ Status Run::pollInFlight(bool* progressed) {
       continue;
     }
     *progressed = true;
-    inFlight_[i] = inFlight_.back();
-    inFlight_.pop_back();
+    inFlight[i] = inFlight.back();
+    inFlight.pop_back();
     if (st.kind != StepKind::kSend && moved != st.dst.bytes) {
       ctx_.suspect = st.peer;
       return remoteError(ctx_.opName + ": rank " + std::to_string(st.peer) + " sent " +
@@ -215,10 +203,9 @@ Status Run::pollInFlight(bool* progressed) {
     if (st.kind == StepKind::kRecvReduce) {
       kernels::reduce(address(st.dst), address(st.src), f.staging,
                       st.dst.bytes / dataTypeSize(st.dtype), st.dtype, st.op);
-      freeStaging_.push_back(f.stagingSlot);
-      Channel& ch = recvCh_[st.peer];
-      ch.reduceInFlight--;
-      BRAID_RETURN_IF_ERROR(issue(ch, true));  // a window slot opened
+      st_.freeStaging.push_back(f.stagingSlot);
+      st_.reduceInFlight[st.peer]--;
+      BRAID_RETURN_IF_ERROR(issueRecvs(st.peer));  // a window slot opened
     }
     BRAID_TRACE("%s: step %u (%s %s rank %d, %zu bytes) done", ctx_.opName.c_str(), f.step,
                 algo::stepKindName(st.kind), st.kind == StepKind::kSend ? "to" : "from", st.peer, moved);
@@ -235,7 +222,7 @@ std::string Run::waitingFor() {
       if (p == peer) return void(b += bytes);
     v.push_back({peer, bytes});
   };
-  for (const InFlight& f : inFlight_) {
+  for (const InFlight& f : st_.inFlight) {
     const Step& st = s_.steps[f.step];
     if (st.kind == StepKind::kSend) add(sends, st.peer, st.src.bytes);
     else add(recvs, st.peer, st.dst.bytes);
@@ -270,8 +257,8 @@ Status Run::failedStep(Status status, const Step& st, bool issuing) {
 
 Status Run::go() {
   BRAID_RETURN_IF_ERROR(prepare());
-  for (size_t i = 0; i < s_.steps.size(); ++i)
-    if (waitingOn_[i] == 0 && !isReady_[i]) BRAID_RETURN_IF_ERROR(ready(i));
+  for (StepId id : p_.roots)
+    if (!st_.isReady[id]) BRAID_RETURN_IF_ERROR(ready(id));
   // Spin for spinNs before sleeping in poll(): on a quiet link a reply often
   // comes within microseconds, and poll's wake-up costs more than that.
   uint64_t idleSince = 0;
@@ -289,7 +276,7 @@ Status Run::go() {
     if (deadline_.expired())
       return timeoutError(ctx_.opName + " timed out (BRAID_TIMEOUT_MS=" + std::to_string(ctx_.timeoutMs) +
                           ") waiting " + waitingFor());
-    if (inFlight_.empty())
+    if (st_.inFlight.empty())
       return internalError(ctx_.opName + ": schedule stalled with nothing in flight after " +
                            std::to_string(done_) + " of " + std::to_string(s_.steps.size()) + " steps");
     const uint64_t now = nowNs();
@@ -310,9 +297,8 @@ std::string formatBytes(uint64_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
 }
 
-Status execute(const Schedule& schedule, const std::vector<BufferBinding>& buffers,
-               ExecutionContext& context) {
-  Run run(schedule, buffers, context);
+Status execute(const Plan& plan, const std::vector<BufferBinding>& buffers, ExecutionContext& context) {
+  Run run(plan, buffers, context);
   return run.go();
 }
 

@@ -1,4 +1,4 @@
-// The executor: runs one rank's Schedule over its Connections.
+// The executor: runs one rank's Schedule (prepared as a Plan) over its Connections.
 //
 // It is the only code that moves data between algorithms and transports. Steps
 // are issued as soon as their dependencies are done, each (peer, direction)
@@ -24,6 +24,7 @@
 #include "base/deadline.h"
 #include "base/status.h"
 #include "core/connections.h"
+#include "core/plan.h"
 
 namespace braid::core {
 
@@ -32,12 +33,33 @@ struct BufferBinding {
   size_t bytes = 0;
 };
 
-// Reusable memory for staging receives and scratch, kept by the communicator
-// across ops so the hot path allocates nothing once warm.
+// A request the executor has issued and not yet seen finish.
+struct InFlight {
+  algo::StepId step;
+  transport::Request* request;
+  char* staging;  // recv-reduce only
+  size_t stagingSlot;
+};
+
+// The state of one run that changes as it goes, by step and by peer. Kept in
+// ExecutorMemory between runs only for its capacity: every run resets it.
+struct RunState {
+  std::vector<uint32_t> waitingOn;  // unfinished dependencies per step
+  std::vector<uint8_t> isReady;     // dependencies done (and a local step run)
+  std::vector<uint32_t> sendHead, recvHead;  // per peer: next comm step of its queue to issue
+  std::vector<uint32_t> reduceInFlight;      // per peer: recv-reduces holding a staging slot
+  std::vector<InFlight> inFlight;
+  std::vector<size_t> freeStaging;
+  std::vector<char*> scratch;
+};
+
+// Reusable memory for staging receives, scratch and the run state, kept by
+// the communicator across ops so the hot path allocates nothing once warm.
 class ExecutorMemory {
  public:
   char* staging(size_t slot, size_t bytes);
   char* scratch(size_t index, size_t bytes);
+  RunState& runState() { return state_; }
 
  private:
   struct Block {
@@ -46,6 +68,7 @@ class ExecutorMemory {
   };
   static char* ensure(std::vector<Block>& blocks, size_t index, size_t bytes);
   std::vector<Block> staging_, scratch_;
+  RunState state_;
 };
 
 struct ExecutionContext {
@@ -72,7 +95,6 @@ struct ExecutionContext {
 // "4 B", "64 KiB", "3 MiB": sizes for error messages.
 std::string formatBytes(uint64_t bytes);
 
-Status execute(const algo::Schedule& schedule, const std::vector<BufferBinding>& buffers,
-               ExecutionContext& context);
+Status execute(const Plan& plan, const std::vector<BufferBinding>& buffers, ExecutionContext& context);
 
 }  // namespace braid::core

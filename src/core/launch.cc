@@ -28,30 +28,32 @@ Status runNow(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op
 }
 
 bool isSelf(const Op& op, int rank, algo::StepKind kind) {
-  return op.collective == algo::Collective::kSendRecv && op.schedule.steps.size() == 1 &&
-         op.schedule.steps[0].kind == kind && op.schedule.steps[0].peer == rank;
+  const algo::Schedule& s = op.plan->schedule;
+  return op.collective == algo::Collective::kSendRecv && s.steps.size() == 1 && s.steps[0].kind == kind &&
+         s.steps[0].peer == rank;
 }
 
 // Fuses the group's ops of one communicator (in call order) into one op.
 Status fuse(std::vector<Pending*>& members, Op* fused) {
-  const int rank = members.front()->comm->rank();
+  const Communicator& comm = *members.front()->comm;
+  const int rank = comm.rank();
   fused->collective = members.size() == 1 ? members.front()->op.collective : algo::Collective::kSendRecv;
-  fused->algorithm = "group";
+  algo::Schedule schedule;
   std::deque<algo::Region> selfSends, selfRecvs;  // in call order, already shifted
   for (size_t k = 0; k < members.size(); ++k) {
     Op& op = members[k]->op;
     const int shift = static_cast<int>(fused->buffers.size());
     fused->buffers.insert(fused->buffers.end(), op.buffers.begin(), op.buffers.end());
     if (isSelf(op, rank, algo::StepKind::kSend)) {
-      algo::Region r = op.schedule.steps[0].src;
+      algo::Region r = op.plan->schedule.steps[0].src;
       r.buffer += shift;
       selfSends.push_back(r);
     } else if (isSelf(op, rank, algo::StepKind::kRecv)) {
-      algo::Region r = op.schedule.steps[0].dst;
+      algo::Region r = op.plan->schedule.steps[0].dst;
       r.buffer += shift;
       selfRecvs.push_back(r);
     } else {
-      fused->schedule.append(op.schedule, shift);
+      schedule.append(op.plan->schedule, shift);
     }
   }
   if (selfSends.size() != selfRecvs.size())
@@ -62,9 +64,9 @@ Status fuse(std::vector<Pending*>& members, Op* fused) {
       return invalidArgument("braidGroupEnd: send to self #" + std::to_string(i) + " has " +
                              std::to_string(selfSends[i].bytes) + " bytes, the receive " +
                              std::to_string(selfRecvs[i].bytes));
-    fused->schedule.add(algo::copyStep(selfSends[i], selfRecvs[i]));
+    schedule.add(algo::copyStep(selfSends[i], selfRecvs[i]));
   }
-  return Status::ok();
+  return comm.makeOwnPlan(std::move(schedule), "group", &fused->plan);
 }
 
 }  // namespace

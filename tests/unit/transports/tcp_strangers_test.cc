@@ -58,6 +58,18 @@ class TcpListener : public ::testing::Test {
     ASSERT_TRUE(*recv && *send) << "genuine connection not accepted within " << timeoutMs << " ms";
     EXPECT_EQ(id, 77u);
   }
+  // Drives accept until `done` (another thread's handshake finished), so that
+  // the listener keeps judging strangers after the genuine peer got in.
+  bool driveUntil(const std::atomic<bool>& done, int timeoutMs) {
+    Deadline deadline(timeoutMs);
+    while (!done.load() && !deadline.expired()) {
+      std::unique_ptr<RecvComm> none;
+      EXPECT_TRUE(receiver_->accept(*listener_, &none, nullptr).isOk());
+      EXPECT_EQ(none, nullptr) << "a stranger was accepted";
+      EXPECT_TRUE(receiver_->wait(5).isOk());
+    }
+    return done.load();
+  }
   // True once the listener closed `fd` (EOF or reset), driving accept meanwhile.
   bool closedByListener(int fd, int timeoutMs) {
     Deadline deadline(timeoutMs);
@@ -90,14 +102,20 @@ TEST_F(TcpListener, StrangersDoNotDelayGenuinePeer) {
   // A stranger that speaks the protocol but has another secret.
   net::Fd wrongSecret = rawConnect();
   Secret other{};
+  std::atomic<bool> strangerDone{false};
   std::thread stranger([&] {
-    Status st = net::authenticateConnector(wrongSecret.get(), other, net::Purpose::kTcpData, 5, Deadline(2000));
+    Status st = net::authenticateConnector(wrongSecret.get(), other, net::Purpose::kTcpData, 5,
+                                           Deadline(5 * kHandshakeMs));
     EXPECT_EQ(st.code(), Code::kRemoteError) << st.message();
+    strangerDone = true;
   });
 
   std::unique_ptr<RecvComm> recv;
   std::unique_ptr<SendComm> send;
   acceptGenuine(&recv, &send, 5 * kHandshakeMs);
+  // The listener only judges handshakes while it is driven; the stranger may
+  // not have been judged yet when the genuine peer got in.
+  EXPECT_TRUE(driveUntil(strangerDone, 5 * kHandshakeMs)) << "wrong-secret stranger never rejected";
   stranger.join();
   // The genuine peer did not wait for the silent stranger's handshake deadline:
   // that stranger is still connected now.
