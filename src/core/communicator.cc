@@ -174,13 +174,15 @@ Status Communicator::buildPlan(const algo::CollectiveArgs& args, std::shared_ptr
     return notSupported(std::string("no algorithm for ") + algo::collectiveName(args.collective));
   algo::CollectiveArgs tuned = args;
   tuned.chunkBytes = pick.chunkBytes;
-  if (args.collective == algo::Collective::kAllReduce) tuned.hostOf = topology_.hostOf;  // hierarchical algorithms
+  if (args.collective == algo::Collective::kAllReduce)
+    tuned.hostOf = topology_.hostOf;  // hierarchical algorithms
   algo::Schedule schedule;
   BRAID_RETURN_IF_ERROR(pick.algorithm->build(tuned, &schedule));
   return makeOwnPlan(std::move(schedule), pick.algorithm->name, out);
 }
 
-Status Communicator::buildCollective(const algo::CollectiveArgs& args, const void* input, void* output, Op* op) {
+Status Communicator::buildCollective(const algo::CollectiveArgs& args, const void* input, void* output,
+                                     Op* op) {
   op->collective = args.collective;
   op->buffers = {{const_cast<void*>(input), 0}, {output, 0}};
   PlanKey key;
@@ -220,14 +222,15 @@ Status Communicator::buildPointToPoint(bool isSend, const void* buffer, size_t b
   return Status::ok();
 }
 
-Status Communicator::buildQuantized(const algo::CollectiveArgs& args, std::shared_ptr<const Plan>* out) const {
+Status Communicator::buildQuantized(const algo::CollectiveArgs& args,
+                                    std::shared_ptr<const Plan>* out) const {
   algo::Schedule schedule;
   BRAID_RETURN_IF_ERROR(args.collective == algo::Collective::kAllGather
                             ? algo::buildQuantizedAllGather(args, &schedule)
                             : algo::buildQuantizedAllToAll(args, &schedule));
   return makeOwnPlan(std::move(schedule),
-                     std::string(args.collective == algo::Collective::kAllGather ? "ring" : "pairwise") + "+" +
-                         kernels::wireFormatName(args.codec.format),
+                     std::string(args.collective == algo::Collective::kAllGather ? "ring" : "pairwise") +
+                         "+" + kernels::wireFormatName(args.codec.format),
                      out);
 }
 
@@ -284,7 +287,8 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   ctx.yieldWhileSpinning = yield_;
   ctx.rank = rank_;
   ctx.opName = kind + " #" + std::to_string(seq);
-  BRAID_TRACE("%s (%s): %zu steps", ctx.opName.c_str(), op.plan->algorithm.c_str(), op.plan->schedule.steps.size());
+  BRAID_TRACE("%s (%s): %zu steps", ctx.opName.c_str(), op.plan->algorithm.c_str(),
+              op.plan->schedule.steps.size());
   recorder_.started(ticket, seq, op.plan->bytesMoved);
   Status status;
   if (config_.faultInjection.armedFor(rank_, ticket + 1)) status = config_.faultInjection.apply(nranks_, connections_);

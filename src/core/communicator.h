@@ -83,7 +83,8 @@ class Communicator {
   Status buildPointToPoint(bool isSend, const void* buffer, size_t bytes, int peer, Op* op);
   // Makes a plan for this rank from a schedule built outside the algorithms
   // (a fused group).
-  Status makeOwnPlan(algo::Schedule&& schedule, std::string algorithm, std::shared_ptr<const Plan>* out) const;
+  Status makeOwnPlan(algo::Schedule&& schedule, std::string algorithm,
+                     std::shared_ptr<const Plan>* out) const;
   algo::CollectiveArgs argsFor(algo::Collective c) const;
   size_t cachedPlans() const { return plans_.size(); }
 

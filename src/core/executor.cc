@@ -51,7 +51,11 @@ bool isComm(StepKind k) {
 class Run {
  public:
   Run(const Plan& p, const std::vector<BufferBinding>& buffers, ExecutionContext& ctx)
-      : p_(p), s_(p.schedule), buffers_(buffers), ctx_(ctx), st_(ctx.memory->runState()),
+      : p_(p),
+        s_(p.schedule),
+        buffers_(buffers),
+        ctx_(ctx),
+        st_(ctx.memory->runState()),
         deadline_(ctx.timeoutMs) {}
 
   Status go();
@@ -91,8 +95,8 @@ Status Run::prepare() {
   const size_t n = s_.steps.size();
   const size_t peers = ctx_.connections->peers.size();
   if (p_.peerCount() != peers)
-    return internalError(ctx_.opName + ": plan made for " + std::to_string(p_.peerCount()) + " ranks, run on " +
-                         std::to_string(peers));
+    return internalError(ctx_.opName + ": plan made for " + std::to_string(p_.peerCount()) +
+                         " ranks, run on " + std::to_string(peers));
   st_.scratch.clear();
   for (size_t i = 0; i < s_.scratchBytes.size(); ++i)
     st_.scratch.push_back(ctx_.memory->scratch(i, s_.scratchBytes[i]));
@@ -140,8 +144,8 @@ Status Run::issueSends(int peer) {
     const StepId id = p_.sendQueue[head];
     const Step& st = s_.steps[id];
     InFlight f{id, nullptr, nullptr, 0};
-    Status status = link.send->isend(address(st.src), st.src.bytes, wireTag(st.tagKind, link.sent), nullptr,
-                                     &f.request);
+    Status status =
+        link.send->isend(address(st.src), st.src.bytes, wireTag(st.tagKind, link.sent), nullptr, &f.request);
     link.sent++;
     if (!status.isOk()) return failedStep(std::move(status), st, true);
     BRAID_TRACE("%s: step %u (send to rank %d) issued", ctx_.opName.c_str(), id, peer);
@@ -168,10 +172,12 @@ Status Run::issueRecvs(int peer) {
       dst = f.staging;
       st_.reduceInFlight[peer]++;
     }
-    Status status = link.recv->irecv(dst, st.dst.bytes, wireTag(st.tagKind, link.received), nullptr, &f.request);
+    Status status =
+        link.recv->irecv(dst, st.dst.bytes, wireTag(st.tagKind, link.received), nullptr, &f.request);
     link.received++;
     if (!status.isOk()) return failedStep(std::move(status), st, true);
-    BRAID_TRACE("%s: step %u (%s from rank %d) issued", ctx_.opName.c_str(), id, algo::stepKindName(st.kind), peer);
+    BRAID_TRACE("%s: step %u (%s from rank %d) issued", ctx_.opName.c_str(), id, algo::stepKindName(st.kind),
+                peer);
     st_.inFlight.push_back(f);
     head++;
   }

@@ -44,8 +44,8 @@ struct InFlight {
 // The state of one run that changes as it goes, by step and by peer. Kept in
 // ExecutorMemory between runs only for its capacity: every run resets it.
 struct RunState {
-  std::vector<uint32_t> waitingOn;  // unfinished dependencies per step
-  std::vector<uint8_t> isReady;     // dependencies done (and a local step run)
+  std::vector<uint32_t> waitingOn;           // unfinished dependencies per step
+  std::vector<uint8_t> isReady;              // dependencies done (and a local step run)
   std::vector<uint32_t> sendHead, recvHead;  // per peer: next comm step of its queue to issue
   std::vector<uint32_t> reduceInFlight;      // per peer: recv-reduces holding a staging slot
   std::vector<InFlight> inFlight;

@@ -22,7 +22,8 @@ void channelIndex(const algo::Schedule& s, int nranks, bool sends, std::vector<u
   std::vector<uint32_t> fill(begin->begin(), begin->end() - 1);
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const algo::Step& st = s.steps[i];
-    if (isComm(st.kind) && (st.kind == StepKind::kSend) == sends) (*queue)[fill[st.peer]++] = static_cast<StepId>(i);
+    if (isComm(st.kind) && (st.kind == StepKind::kSend) == sends)
+      (*queue)[fill[st.peer]++] = static_cast<StepId>(i);
   }
 }
 
@@ -42,10 +43,12 @@ Status makePlan(algo::Schedule&& schedule, std::string algorithm, int nranks, in
                            std::to_string(st.peer) + " (rank " + std::to_string(rank) + " of " +
                            std::to_string(nranks) + ")");
     if (static_cast<size_t>(st.depBegin) + st.depCount > s.deps.size())
-      return internalError(plan->algorithm + " schedule step " + std::to_string(i) + " has dependencies past the end");
+      return internalError(plan->algorithm + " schedule step " + std::to_string(i) +
+                           " has dependencies past the end");
     for (uint32_t k = 0; k < st.depCount; ++k)
       if (s.deps[st.depBegin + k] >= i)
-        return internalError(plan->algorithm + " schedule step " + std::to_string(i) + " depends on a later step");
+        return internalError(plan->algorithm + " schedule step " + std::to_string(i) +
+                             " depends on a later step");
     if (st.depCount == 0) plan->roots.push_back(static_cast<StepId>(i));
     if (st.kind == StepKind::kSend) plan->bytesMoved += st.src.bytes;
     if (st.kind == StepKind::kRecv || st.kind == StepKind::kRecvReduce) plan->bytesMoved += st.dst.bytes;
@@ -58,7 +61,8 @@ Status makePlan(algo::Schedule&& schedule, std::string algorithm, int nranks, in
   std::vector<uint32_t> fill(plan->dependentsBegin.begin(), plan->dependentsBegin.end() - 1);
   for (size_t i = 0; i < n; ++i) {
     const algo::Step& st = s.steps[i];
-    for (uint32_t k = 0; k < st.depCount; ++k) plan->dependents[fill[s.deps[st.depBegin + k]]++] = static_cast<StepId>(i);
+    for (uint32_t k = 0; k < st.depCount; ++k)
+      plan->dependents[fill[s.deps[st.depBegin + k]]++] = static_cast<StepId>(i);
   }
   channelIndex(s, nranks, true, &plan->sendBegin, &plan->sendQueue);
   channelIndex(s, nranks, false, &plan->recvBegin, &plan->recvQueue);

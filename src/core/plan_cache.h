@@ -26,7 +26,7 @@ struct PlanKey {
   uint8_t variant = 0;  // send / recv for point-to-point; the wire format + 1 when quantized
   int32_t rootOrPeer = -1;
   uint64_t count = 0;
-  uint32_t codecBlock = 0;  // quantized only: fp8 block size
+  uint32_t codecBlock = 0;      // quantized only: fp8 block size
   uint32_t codecScaleBits = 0;  // quantized only: the loss scale's float bits
   uint8_t codecHost = 0;
   bool operator==(const PlanKey&) const = default;

@@ -1,9 +1,10 @@
 // Plans (the executor's prepared form of a schedule) and the communicator's
 // plan cache: what a repeated collective reuses instead of rebuilding.
+#include "core/plan.h"
+
 #include <gtest/gtest.h>
 
 #include "algorithms/registry.h"
-#include "core/plan.h"
 #include "core/plan_cache.h"
 
 namespace braid::core {
@@ -89,7 +90,8 @@ TEST(Plan, EveryRegisteredAlgorithmGivesAPlanOnEveryRank) {
         for (StepId id : plan->roots) reached[id]++;
         for (StepId id : plan->dependents) reached[id]++;
         for (size_t i = 0; i < reached.size(); ++i)
-          EXPECT_EQ(reached[i], std::max<int>(1, plan->schedule.steps[i].depCount)) << a.name << " step " << i;
+          EXPECT_EQ(reached[i], std::max<int>(1, plan->schedule.steps[i].depCount))
+              << a.name << " step " << i;
       }
     }
   }
@@ -118,14 +120,30 @@ TEST(PlanCache, FindsWhatWasInsertedAndKeysDifferInEveryField) {
   for (int field = 0; field < 8; ++field) {
     PlanKey other = k;
     switch (field) {
-      case 0: other.collective = 2; break;
-      case 1: other.dtype = 3; break;
-      case 2: other.op = 1; break;
-      case 3: other.variant = 1; break;
-      case 4: other.rootOrPeer = 0; break;
-      case 5: other.codecBlock = 64; break;
-      case 6: other.codecScaleBits = 0x3f800000; break;
-      case 7: other.codecHost = 9; break;
+      case 0:
+        other.collective = 2;
+        break;
+      case 1:
+        other.dtype = 3;
+        break;
+      case 2:
+        other.op = 1;
+        break;
+      case 3:
+        other.variant = 1;
+        break;
+      case 4:
+        other.rootOrPeer = 0;
+        break;
+      case 5:
+        other.codecBlock = 64;
+        break;
+      case 6:
+        other.codecScaleBits = 0x3f800000;
+        break;
+      case 7:
+        other.codecHost = 9;
+        break;
     }
     EXPECT_EQ(cache.find(other), nullptr) << "field " << field;
   }
