@@ -50,6 +50,10 @@ def parse_args(argv):
                          "own choice (shared memory on one host; gloo stays TCP); shm = braid and the MPIs "
                          "forced to shared memory. Sets BRAID_TRANSPORT for braid (unset with auto, the "
                          "default on the fabric: TCP across hosts, shared memory within one)")
+    ap.add_argument("--braid-blocking", action="store_true",
+                    help="run braid-perf with -z 1: every call inline on a NULL stream, blocking like the MPI "
+                         "and Gloo calls it is compared with (default: braid-perf's own default, iterations "
+                         "queued on a braid stream and synchronized once)")
     ap.add_argument("--fabric", metavar="hosts=H,rate=R[,ppn=P]",
                     help="run across an emulated cluster (tools/fabric, root) instead of loopback")
     ap.add_argument("--fabric-name", default="braidcmp")
@@ -181,7 +185,8 @@ def write_outputs(sweep, out_dir, gloo_python):
 def main(argv):
     args = parse_args(argv)
     setup = runners.Setup(args.build, HERE, transport=args.transport, fabric=args.fabric_spec,
-                          fabric_name=args.fabric_name, gloo_python=args.gloo_python, timeout=args.timeout)
+                          fabric_name=args.fabric_name, gloo_python=args.gloo_python, timeout=args.timeout,
+                          braid_blocking=args.braid_blocking)
     if args.fabric_spec and not setup.root:
         sys.exit("compare: --fabric needs root (network namespaces, veth links, tc qdiscs)")
     if not args.no_install and not prepare.install(args.lib_list + ["plots"], REPO):
@@ -195,7 +200,8 @@ def main(argv):
     where = f"fabric {f['hosts']} hosts x {f['ppn']} at {f['rate']}" if f else f"loopback, transport {args.transport}"
     lo, hi = args.size_range
     meta = {"mode": "fabric" if f else "loopback", "where": where, "transport": args.transport, "reps": args.reps,
-            "sizes": [lo, hi], "factor": args.factor, "iters": args.iters, "warmup": args.warmup,
+            "braid_blocking": args.braid_blocking, "sizes": [lo, hi], "factor": args.factor, "iters": args.iters,
+            "warmup": args.warmup,
             "fabric": f, "link_gbytes": None, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "host_cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]}
     sweep = results.Sweep(args.lib_list, meta)

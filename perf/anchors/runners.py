@@ -33,8 +33,11 @@ def host_address(i):
 
 class Setup:
     def __init__(self, build, anchors_dir, transport="tcp", fabric=None, fabric_name="braidcmp",
-                 gloo_python="/usr/bin/python3", timeout=600, root=None, cpus=None):
+                 gloo_python="/usr/bin/python3", timeout=600, root=None, cpus=None, braid_blocking=False):
         self.build, self.anchors_dir = build, anchors_dir
+        # braid-perf -z 1: every call inline with a NULL stream, as blocking as
+        # MPI_Allreduce; the default queues the iterations on a braid stream.
+        self.braid_blocking = braid_blocking
         self.transport = transport  # tcp | shm | auto
         self.fabric = fabric  # None (loopback) or {'hosts', 'rate', 'ppn'}
         self.fabric_name = fabric_name
@@ -117,6 +120,8 @@ def command(lib, coll, ranks, flags, setup):
     ranks (on the fabric: hosts * ppn, which the caller passes)."""
     if lib == "braid":
         program = [setup.path("perf", "braid-perf", "braid-perf"), coll] + flags + ["-d", "float", "-o", "sum"]
+        if setup.braid_blocking:
+            program += ["-z", "1"]
         env = {"BRAID_TRANSPORT": setup.transport} if setup.transport in ("tcp", "shm") else {}
         if setup.fabric:
             return _fabric_run(setup, program), env

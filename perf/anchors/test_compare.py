@@ -153,6 +153,14 @@ class ResultsTest(unittest.TestCase):
 class RunnersTest(unittest.TestCase):
     FLAGS = runners.sweep_flags(8, 1 << 20, 4, 20, 5)
 
+    def test_braid_blocking_runs_every_call_inline(self):
+        setup = runners.Setup("/b", "/src/perf/anchors", transport="auto", root=True, braid_blocking=True)
+        argv, env = runners.command("braid", "allreduce", 2, self.FLAGS, setup)
+        self.assertEqual(argv[-2:], ["-z", "1"])
+        self.assertEqual(env, {})
+        argv, _ = runners.command("openmpi", "allreduce", 2, self.FLAGS, setup)
+        self.assertNotIn("-z", argv)
+
     def test_loopback_tcp_pins_every_library_to_lo(self):
         setup = runners.Setup("/b", "/src/perf/anchors", transport="tcp", root=True)
         argv, env = runners.command("braid", "allreduce", 4, self.FLAGS, setup)
@@ -164,6 +172,7 @@ class RunnersTest(unittest.TestCase):
         self.assertIn("--allow-run-as-root", argv)
         self.assertEqual(argv[argv.index("btl_tcp_if_include") + 1], "lo")
         self.assertEqual(argv[-len(self.FLAGS) - 2:-len(self.FLAGS)], ["/b/perf/anchors/mpi-perf-openmpi", "alltoall"])
+        self.assertNotIn("-z", argv)
         argv, env = runners.command("mpich", "allgather", 2, self.FLAGS, setup)
         self.assertEqual(argv[:3], ["mpirun.mpich", "-np", "2"])
         self.assertEqual(env["MPIR_CVAR_NOLOCAL"], "1")
