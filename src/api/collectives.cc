@@ -19,7 +19,7 @@ braid::DataType dt(braidDataType_t t) { return static_cast<braid::DataType>(t); 
 braid::RedOp ro(braidRedOp_t op) { return static_cast<braid::RedOp>(op); }
 
 // Builds and launches a collective whose checks passed.
-Status launchCollective(braidComm_t comm, braidStream_t stream, braid::algo::CollectiveArgs args,
+Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::algo::CollectiveArgs& args,
                         const void* input, void* output) {
   BRAID_RETURN_IF_ERROR(braid::kernels::checkHostPointers(braid::algo::collectiveName(args.collective),
                                                           {{"sendbuff", input}, {"recvbuff", output}}));

@@ -13,8 +13,10 @@ class Deadline {
  public:
   // timeoutMs < 0 means "never" (only for tests and internal loops that are
   // bounded some other way).
-  explicit Deadline(int64_t timeoutMs)
-      : infinite_(timeoutMs < 0), at_(Clock::now() + std::chrono::milliseconds(timeoutMs < 0 ? 0 : timeoutMs)) {}
+  explicit Deadline(int64_t timeoutMs) : Deadline(timeoutMs, Clock::now()) {}
+  // Counting from `start`, a clock reading the caller already has.
+  Deadline(int64_t timeoutMs, Clock::time_point start)
+      : infinite_(timeoutMs < 0), at_(start + std::chrono::milliseconds(timeoutMs < 0 ? 0 : timeoutMs)) {}
   static Deadline never() { return Deadline(-1); }
 
   bool expired() const { return !infinite_ && Clock::now() >= at_; }

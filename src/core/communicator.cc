@@ -268,10 +268,10 @@ Status Communicator::run(uint64_t ticket, Op& op) {
     turn_.notify_all();
     return s;
   };
-  const std::string kind = algo::collectiveName(op.collective);
-  if (aborted_.load()) return finish(abortedError(kind + ": the communicator was aborted"));
+  const char* kind = algo::collectiveName(op.collective);
+  if (aborted_.load()) return finish(abortedError(std::string(kind) + ": the communicator was aborted"));
   if (!error_.isOk())
-    return finish(Status(error_.code(), kind + ": the communicator failed earlier: " + error_.message()));
+    return finish(Status(error_.code(), std::string(kind) + ": the communicator failed earlier: " + error_.message()));
   lock.unlock();
 
   log::setThreadRank(rank_);
@@ -286,17 +286,20 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   ctx.spinNs = spinNs_;
   ctx.yieldWhileSpinning = yield_;
   ctx.rank = rank_;
-  ctx.opName = kind + " #" + std::to_string(seq);
-  BRAID_TRACE("%s (%s): %zu steps", ctx.opName.c_str(), op.plan->algorithm.c_str(),
+  ctx.opKind = kind;
+  ctx.opSeq = seq;
+  BRAID_TRACE("%s (%s): %zu steps", ctx.opName().c_str(), op.plan->algorithm.c_str(),
               op.plan->schedule.steps.size());
-  recorder_.started(ticket, seq, op.plan->bytesMoved);
+  ctx.startedAt = Clock::now();
+  recorder_.started(ticket, seq, op.plan->bytesMoved,
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(ctx.startedAt.time_since_epoch()).count());
   Status status;
   if (config_.faultInjection.armedFor(rank_, ticket + 1)) status = config_.faultInjection.apply(nranks_, connections_);
   if (status.isOk()) status = execute(*op.plan, op.buffers, ctx);
 
   if (!status.isOk()) {
     status = settle(status, ctx);
-    BRAID_WARN("%s failed: %s", ctx.opName.c_str(), status.message().c_str());
+    BRAID_WARN("%s failed: %s", ctx.opName().c_str(), status.message().c_str());
     connections_.closeAll();  // only the ticket holder gets here: nobody else uses them
     recorder_.finished(ticket, status);
     if (!config_.traceDir.empty()) {
@@ -330,7 +333,7 @@ static bool maybeCollateral(const Status& s) {
 Status Communicator::settle(const Status& local, const ExecutionContext& ctx) {
   if (aborted_.load())  // whatever broke after our own abort, the abort is the cause
     return local.code() == Code::kAborted ? local
-                                          : abortedError(ctx.opName + ": the communicator was aborted (braidCommAbort on "
+                                          : abortedError(ctx.opName() + ": the communicator was aborted (braidCommAbort on "
                                                                       "this rank); then: " + local.message());
   std::unique_lock<std::mutex> lock(mu_);
   if (maybeCollateral(local) && error_.isOk()) {
@@ -346,7 +349,7 @@ Status Communicator::settle(const Status& local, const ExecutionContext& ctx) {
     // The op was halted by it (the message already says so), or its link broke
     // as a consequence of it: the root cause first, then what we saw.
     if (local.message().find(error_.message()) != std::string::npos) return local;
-    return Status(error_.code(), ctx.opName + ": " + error_.message() + "; on this rank: " + local.message());
+    return Status(error_.code(), ctx.opName() + ": " + error_.message() + "; on this rank: " + local.message());
   }
   error_ = local;
   lock.unlock();

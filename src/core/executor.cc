@@ -56,7 +56,7 @@ class Run {
         buffers_(buffers),
         ctx_(ctx),
         st_(ctx.memory->runState()),
-        deadline_(ctx.timeoutMs) {}
+        deadline_(ctx.timeoutMs, ctx.startedAt == Clock::time_point{} ? Clock::now() : ctx.startedAt) {}
 
   Status go();
 
@@ -95,7 +95,7 @@ Status Run::prepare() {
   const size_t n = s_.steps.size();
   const size_t peers = ctx_.connections->peers.size();
   if (p_.peerCount() != peers)
-    return internalError(ctx_.opName + ": plan made for " + std::to_string(p_.peerCount()) +
+    return internalError(ctx_.opName() + ": plan made for " + std::to_string(p_.peerCount()) +
                          " ranks, run on " + std::to_string(peers));
   st_.scratch.clear();
   for (size_t i = 0; i < s_.scratchBytes.size(); ++i)
@@ -148,7 +148,7 @@ Status Run::issueSends(int peer) {
         link.send->isend(address(st.src), st.src.bytes, wireTag(st.tagKind, link.sent), nullptr, &f.request);
     link.sent++;
     if (!status.isOk()) return failedStep(std::move(status), st, true);
-    BRAID_TRACE("%s: step %u (send to rank %d) issued", ctx_.opName.c_str(), id, peer);
+    BRAID_TRACE("%s: step %u (send to rank %d) issued", ctx_.opName().c_str(), id, peer);
     st_.inFlight.push_back(f);
     head++;
   }
@@ -176,7 +176,7 @@ Status Run::issueRecvs(int peer) {
         link.recv->irecv(dst, st.dst.bytes, wireTag(st.tagKind, link.received), nullptr, &f.request);
     link.received++;
     if (!status.isOk()) return failedStep(std::move(status), st, true);
-    BRAID_TRACE("%s: step %u (%s from rank %d) issued", ctx_.opName.c_str(), id, algo::stepKindName(st.kind),
+    BRAID_TRACE("%s: step %u (%s from rank %d) issued", ctx_.opName().c_str(), id, algo::stepKindName(st.kind),
                 peer);
     st_.inFlight.push_back(f);
     head++;
@@ -202,7 +202,7 @@ Status Run::pollInFlight(bool* progressed) {
     inFlight.pop_back();
     if (st.kind != StepKind::kSend && moved != st.dst.bytes) {
       ctx_.suspect = st.peer;
-      return remoteError(ctx_.opName + ": rank " + std::to_string(st.peer) + " sent " +
+      return remoteError(ctx_.opName() + ": rank " + std::to_string(st.peer) + " sent " +
                          std::to_string(moved) + " bytes where " + std::to_string(st.dst.bytes) +
                          " were expected (do all ranks pass the same count?)");
     }
@@ -213,7 +213,7 @@ Status Run::pollInFlight(bool* progressed) {
       st_.reduceInFlight[st.peer]--;
       BRAID_RETURN_IF_ERROR(issueRecvs(st.peer));  // a window slot opened
     }
-    BRAID_TRACE("%s: step %u (%s %s rank %d, %zu bytes) done", ctx_.opName.c_str(), f.step,
+    BRAID_TRACE("%s: step %u (%s %s rank %d, %zu bytes) done", ctx_.opName().c_str(), f.step,
                 algo::stepKindName(st.kind), st.kind == StepKind::kSend ? "to" : "from", st.peer, moved);
     BRAID_RETURN_IF_ERROR(complete(f.step));
   }
@@ -244,7 +244,7 @@ std::string Run::waitingFor() {
 Status Run::failedStep(Status status, const Step& st, bool issuing) {
   ctx_.suspect = st.peer;
   const bool send = st.kind == StepKind::kSend;
-  std::string what = ctx_.opName + ": " + (issuing ? "starting to " : "") + (send ? "send " : "receive ") +
+  std::string what = ctx_.opName() + ": " + (issuing ? "starting to " : "") + (send ? "send " : "receive ") +
                      formatBytes(send ? st.src.bytes : st.dst.bytes) + (send ? " to" : " from") + " rank " +
                      std::to_string(st.peer) + " failed: " + status.message();
   // The collective kind rides in the top byte of the tag (wireTag), so a tag
@@ -255,7 +255,7 @@ Status Run::failedStep(Status status, const Step& st, bool issuing) {
     const int kind = static_cast<int>(tag >> 24);
     if (kind > 0 && kind < algo::kNumCollectives && kind != st.tagKind)
       what += std::string(" (rank ") + std::to_string(st.peer) + " is in a " +
-              algo::collectiveName(static_cast<algo::Collective>(kind)) + ", this rank in " + ctx_.opName +
+              algo::collectiveName(static_cast<algo::Collective>(kind)) + ", this rank in " + ctx_.opName() +
               ": the ranks called different collectives)";
   }
   return Status(status.code(), what);
@@ -277,13 +277,13 @@ Status Run::go() {
     }
     if (ctx_.halted && ctx_.halted->load(std::memory_order_relaxed)) {
       Status why = ctx_.haltReason ? ctx_.haltReason() : abortedError("the communicator was halted");
-      return Status(why.code(), ctx_.opName + ": " + why.message() + " while waiting " + waitingFor());
+      return Status(why.code(), ctx_.opName() + ": " + why.message() + " while waiting " + waitingFor());
     }
     if (deadline_.expired())
-      return timeoutError(ctx_.opName + " timed out (BRAID_TIMEOUT_MS=" + std::to_string(ctx_.timeoutMs) +
+      return timeoutError(ctx_.opName() + " timed out (BRAID_TIMEOUT_MS=" + std::to_string(ctx_.timeoutMs) +
                           ") waiting " + waitingFor());
     if (st_.inFlight.empty())
-      return internalError(ctx_.opName + ": schedule stalled with nothing in flight after " +
+      return internalError(ctx_.opName() + ": schedule stalled with nothing in flight after " +
                            std::to_string(done_) + " of " + std::to_string(s_.steps.size()) + " steps");
     const uint64_t now = nowNs();
     if (idleSince == 0) idleSince = now;

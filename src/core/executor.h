@@ -80,6 +80,8 @@ struct ExecutionContext {
   const std::atomic<bool>* halted = nullptr;
   std::function<Status()> haltReason;
   int timeoutMs = -1;
+  // The deadline counts timeoutMs from here; unset (the epoch): from execute().
+  Clock::time_point startedAt{};
   // How long to poll transports in a busy loop before sleeping in wait(), and
   // whether to sched_yield() between polls. Pure busy polling wins when every
   // rank has a core of its own. When ranks outnumber cores, a rank that spins
@@ -88,7 +90,11 @@ struct ExecutionContext {
   int spinNs = 0;
   bool yieldWhileSpinning = false;
   int rank = 0;
-  std::string opName;  // "allreduce #12", for messages
+  // Which op this is, for messages: opName() is "allreduce #12" (built only
+  // when a message needs it, so the hot path makes no string).
+  const char* opKind = "op";
+  uint64_t opSeq = 0;
+  std::string opName() const { return std::string(opKind) + " #" + std::to_string(opSeq); }
   int suspect = -1;    // out: on failure, the peer whose link or silence failed the op (-1: none)
 };
 

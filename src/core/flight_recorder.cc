@@ -37,13 +37,13 @@ OpRecord* FlightRecorder::find(uint64_t ticket) {
   return slot.ticket == ticket ? &slot : nullptr;
 }
 
-void FlightRecorder::started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes) {
+void FlightRecorder::started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes, uint64_t atNs) {
   std::lock_guard<std::mutex> lock(mu_);
   if (OpRecord* r = find(ticket)) {
     r->state = OpState::kStarted;
     r->kindSeq = kindSeq;
     r->bytes = bytes;
-    r->startedNs = nowNs();
+    r->startedNs = atNs;
   }
 }
 

@@ -43,7 +43,8 @@ class FlightRecorder {
   explicit FlightRecorder(size_t capacity);
 
   void enqueued(const OpRecord& record);
-  void started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes);
+  // atNs: when it started (nowNs()), read once by the caller for this and the op's deadline.
+  void started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes, uint64_t atNs);
   void finished(uint64_t ticket, const Status& status);
 
   // The entries still held, oldest first.

@@ -3,16 +3,17 @@
 namespace braid::core {
 
 size_t PlanKeyHash::operator()(const PlanKey& k) const {
-  // FNV-1a over the fields: a handful of live keys, any decent mix will do.
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](uint64_t v) {
-    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ull;
-  };
-  mix(uint64_t{k.collective} | uint64_t{k.dtype} << 8 | uint64_t{k.op} << 16 | uint64_t{k.variant} << 24 |
-      uint64_t{k.codecHost} << 32);
-  mix(static_cast<uint32_t>(k.rootOrPeer));
-  mix(k.count);
-  mix(uint64_t{k.codecBlock} | uint64_t{k.codecScaleBits} << 32);
+  // Looked up on every call: a few multiply-xorshift rounds over the fields
+  // packed into four words, not a byte-at-a-time hash.
+  const uint64_t words[4] = {
+      uint64_t{k.collective} | uint64_t{k.dtype} << 8 | uint64_t{k.op} << 16 | uint64_t{k.variant} << 24 |
+          uint64_t{k.codecHost} << 32,
+      static_cast<uint32_t>(k.rootOrPeer), k.count, uint64_t{k.codecBlock} | uint64_t{k.codecScaleBits} << 32};
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (uint64_t w : words) {
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  }
   return static_cast<size_t>(h);
 }
 
