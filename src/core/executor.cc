@@ -66,8 +66,7 @@ class Run {
   Status ready(StepId id);
   Status runLocal(StepId id);
   Status complete(StepId id);
-  Status issueSends(int peer);
-  Status issueRecvs(int peer);
+  Status issue(int peer, bool isRecv);
   Status pollInFlight(bool* progressed);
   // "to receive 64 KiB from rank 2 and to send 64 KiB to rank 3 (after 3 of 12 steps)"
   std::string waitingFor();
@@ -123,8 +122,7 @@ Status Run::ready(StepId id) {
   const Step& st = s_.steps[id];
   st_.isReady[id] = 1;  // set for local steps too, so that go() never runs one twice
   if (!isComm(st.kind)) return runLocal(id);
-  if (st.kind == StepKind::kSend) return issueSends(st.peer);
-  return issueRecvs(st.peer);
+  return issue(st.peer, st.kind != StepKind::kSend);
 }
 
 Status Run::complete(StepId id) {
@@ -136,48 +134,38 @@ Status Run::complete(StepId id) {
   return Status::ok();
 }
 
-// Issues the peer's channel in schedule order, as far as its steps are ready.
-Status Run::issueSends(int peer) {
-  uint32_t& head = st_.sendHead[peer];
+// Issues the peer's channel (its sends, or its receives) in schedule order, as
+// far as its steps are ready.
+Status Run::issue(int peer, bool isRecv) {
+  uint32_t& head = (isRecv ? st_.recvHead : st_.sendHead)[peer];
+  const uint32_t end = (isRecv ? p_.recvBegin : p_.sendBegin)[peer + 1];
+  const std::vector<StepId>& queue = isRecv ? p_.recvQueue : p_.sendQueue;
   PeerLink& link = ctx_.connections->peers[peer];
-  while (head < p_.sendBegin[peer + 1] && st_.isReady[p_.sendQueue[head]]) {
-    const StepId id = p_.sendQueue[head];
+  while (head < end && st_.isReady[queue[head]]) {
+    const StepId id = queue[head];
     const Step& st = s_.steps[id];
     InFlight f{id, nullptr, nullptr, 0};
-    Status status =
-        link.send->isend(address(st.src), st.src.bytes, wireTag(st.tagKind, link.sent), nullptr, &f.request);
-    link.sent++;
-    if (!status.isOk()) return failedStep(std::move(status), st, true);
-    BRAID_TRACE("%s: step %u (send to rank %d) issued", ctx_.opName().c_str(), id, peer);
-    st_.inFlight.push_back(f);
-    head++;
-  }
-  return Status::ok();
-}
-
-Status Run::issueRecvs(int peer) {
-  uint32_t& head = st_.recvHead[peer];
-  PeerLink& link = ctx_.connections->peers[peer];
-  while (head < p_.recvBegin[peer + 1] && st_.isReady[p_.recvQueue[head]]) {
-    const StepId id = p_.recvQueue[head];
-    const Step& st = s_.steps[id];
-    InFlight f{id, nullptr, nullptr, 0};
-    char* dst = address(st.dst);
-    if (st.kind == StepKind::kRecvReduce) {
-      if (st_.reduceInFlight[peer] >= kRecvReduceWindow) break;  // resumes when one lands
-      if (st_.freeStaging.empty()) st_.freeStaging.push_back(nextStagingSlot_++);
-      f.stagingSlot = st_.freeStaging.back();
-      st_.freeStaging.pop_back();
-      f.staging = ctx_.memory->staging(f.stagingSlot, st.dst.bytes);
-      dst = f.staging;
-      st_.reduceInFlight[peer]++;
+    Status status;
+    if (!isRecv) {
+      status = link.send->isend(address(st.src), st.src.bytes, wireTag(st.tagKind, link.sent), nullptr, &f.request);
+      link.sent++;
+    } else {
+      char* dst = address(st.dst);
+      if (st.kind == StepKind::kRecvReduce) {
+        if (st_.reduceInFlight[peer] >= kRecvReduceWindow) break;  // resumes when one lands
+        if (st_.freeStaging.empty()) st_.freeStaging.push_back(nextStagingSlot_++);
+        f.stagingSlot = st_.freeStaging.back();
+        st_.freeStaging.pop_back();
+        f.staging = ctx_.memory->staging(f.stagingSlot, st.dst.bytes);
+        dst = f.staging;
+        st_.reduceInFlight[peer]++;
+      }
+      status = link.recv->irecv(dst, st.dst.bytes, wireTag(st.tagKind, link.received), nullptr, &f.request);
+      link.received++;
     }
-    Status status =
-        link.recv->irecv(dst, st.dst.bytes, wireTag(st.tagKind, link.received), nullptr, &f.request);
-    link.received++;
     if (!status.isOk()) return failedStep(std::move(status), st, true);
-    BRAID_TRACE("%s: step %u (%s from rank %d) issued", ctx_.opName().c_str(), id, algo::stepKindName(st.kind),
-                peer);
+    BRAID_TRACE("%s: step %u (%s %s rank %d) issued", ctx_.opName().c_str(), id, algo::stepKindName(st.kind),
+                isRecv ? "from" : "to", peer);
     st_.inFlight.push_back(f);
     head++;
   }
@@ -211,7 +199,7 @@ Status Run::pollInFlight(bool* progressed) {
                       st.dst.bytes / dataTypeSize(st.dtype), st.dtype, st.op);
       st_.freeStaging.push_back(f.stagingSlot);
       st_.reduceInFlight[st.peer]--;
-      BRAID_RETURN_IF_ERROR(issueRecvs(st.peer));  // a window slot opened
+      BRAID_RETURN_IF_ERROR(issue(st.peer, true));  // a window slot opened
     }
     BRAID_TRACE("%s: step %u (%s %s rank %d, %zu bytes) done", ctx_.opName().c_str(), f.step,
                 algo::stepKindName(st.kind), st.kind == StepKind::kSend ? "to" : "from", st.peer, moved);
