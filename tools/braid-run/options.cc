@@ -36,10 +36,18 @@ std::optional<Options> parseOptions(int argc, const char* const* argv, int* exit
   app.add_flag("--no-prefix", noPrefix, "Print rank output without the [rank] prefix");
   app.add_flag("--quiet-ranks", opts.quietRanks,
                "Show only rank 0's stdout (stderr of every rank is still shown)");
+  std::string bindTo = "none";
+  app.add_option("--bind-to", bindTo,
+                 "core: pin rank r to the r-th CPU braid-run may run on (wrapping around), as mpirun "
+                 "--bind-to core does; none: leave placement to the scheduler, which may put two busy "
+                 "ranks on one core for a while")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"core", "none"}));
   // The first word that is not ours starts the command; its own options follow.
   app.prefix_command();
   try {
     app.parse(argc, argv);
+    opts.bindToCore = bindTo == "core";
   } catch (const CLI::ParseError& e) {
     *exitCode = app.exit(e);
     return std::nullopt;

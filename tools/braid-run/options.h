@@ -14,6 +14,7 @@ struct Options {
   double graceSec = 5;               // SIGTERM -> SIGKILL delay when stopping ranks
   bool prefix = true;                // "[rank] " before every line
   bool quietRanks = false;           // stdout of rank 0 only (stderr of all ranks is kept)
+  bool bindToCore = false;           // --bind-to core: rank r runs on the r-th CPU braid-run may use (mod)
   std::vector<std::string> command;  // program and its arguments
 };
 

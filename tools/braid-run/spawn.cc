@@ -29,7 +29,7 @@ void closeAll(std::initializer_list<int> fds) {
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
 [[noreturn]] void execChild(char* const* argv, char* const* envp, pid_t parent, int outW, int errW,
-                            int statusW, bool inheritStdin, const sigset_t* oldMask) {
+                            int statusW, bool inheritStdin, const cpu_set_t* cpus, const sigset_t* oldMask) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);                        // the parent died before prctl
   for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);  // incl. the ignored SIGPIPE
@@ -38,7 +38,8 @@ void closeAll(std::initializer_list<int> fds) {
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
   }
-  if (dup2(outW, STDOUT_FILENO) < 0 || dup2(errW, STDERR_FILENO) < 0) {
+  if ((cpus != nullptr && sched_setaffinity(0, sizeof(cpu_set_t), cpus) != 0) || dup2(outW, STDOUT_FILENO) < 0 ||
+      dup2(errW, STDERR_FILENO) < 0) {
     int err = errno;
     (void)!write(statusW, &err, sizeof(err));
     _exit(127);
@@ -52,7 +53,7 @@ void closeAll(std::initializer_list<int> fds) {
 }  // namespace
 
 SpawnedRank spawnRank(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      bool inheritStdin, std::string* error) {
+                      bool inheritStdin, const cpu_set_t* cpus, std::string* error) {
   SpawnedRank out;
   int outPipe[2] = {-1, -1}, errPipe[2] = {-1, -1}, statusPipe[2] = {-1, -1};
   if (pipe2(outPipe, O_CLOEXEC) != 0 || pipe2(errPipe, O_CLOEXEC) != 0 || pipe2(statusPipe, O_CLOEXEC) != 0) {
@@ -70,7 +71,7 @@ SpawnedRank spawnRank(const std::vector<std::string>& argv, const std::vector<st
   sigprocmask(SIG_SETMASK, &all, &old);
   const pid_t pid = fork();
   if (pid == 0) {
-    execChild(cArgv.data(), cEnv.data(), parent, outPipe[1], errPipe[1], statusPipe[1], inheritStdin, &old);
+    execChild(cArgv.data(), cEnv.data(), parent, outPipe[1], errPipe[1], statusPipe[1], inheritStdin, cpus, &old);
   }
   const int forkErrno = errno;
   sigprocmask(SIG_SETMASK, &old, nullptr);
@@ -101,6 +102,23 @@ SpawnedRank spawnRank(const std::vector<std::string>& argv, const std::vector<st
   out.outFd = outPipe[0];
   out.errFd = errPipe[0];
   return out;
+}
+
+bool coreForRank(int rank, cpu_set_t* out) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return false;
+  const int count = CPU_COUNT(&allowed);
+  if (count == 0) return false;
+  int wanted = rank % count;
+  CPU_ZERO(out);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed) && wanted-- == 0) {
+      CPU_SET(cpu, out);
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace braid::run

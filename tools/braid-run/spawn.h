@@ -1,6 +1,7 @@
 // Starting one rank: fork + exec with its stdout and stderr on pipes.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <string>
@@ -20,9 +21,18 @@ struct SpawnedRank {
 // exec failure, reported by the child through a close-on-exec pipe) returns
 // pid -1 and fills *error; nothing is left running.
 //
+// cpus: when not null, the child's CPU affinity, set before exec so that every
+// thread the program starts inherits it (a failure is reported like an exec
+// failure).
+//
 // Call with no signal handler able to run in the child: the caller's handlers
 // are reset to the default in the child before exec.
 SpawnedRank spawnRank(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      bool inheritStdin, std::string* error);
+                      bool inheritStdin, const cpu_set_t* cpus, std::string* error);
+
+// --bind-to core: the CPU of rank `rank` among those this process may run on
+// (rank modulo their number), as a one-CPU set. False when the affinity
+// cannot be read.
+bool coreForRank(int rank, cpu_set_t* out);
 
 }  // namespace braid::run

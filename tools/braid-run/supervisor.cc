@@ -77,7 +77,15 @@ void Supervisor::start(const Rendezvous& rv, const std::vector<std::string>& bas
   }
   for (int r = 0; r < opts_.nranks && !stopping_; ++r) {
     std::string error;
-    SpawnedRank s = spawnRank(opts_.command, buildRankEnv(baseEnv, r, opts_.nranks, rv), r == 0, &error);
+    cpu_set_t core;
+    if (opts_.bindToCore && !coreForRank(r, &core)) {
+      failedRank_ = r;
+      failureCode_ = kExitCannotRun;
+      stopAll("rank " + std::to_string(r) + ": --bind-to core: cannot read this process's CPU affinity");
+      return;
+    }
+    SpawnedRank s = spawnRank(opts_.command, buildRankEnv(baseEnv, r, opts_.nranks, rv), r == 0,
+                              opts_.bindToCore ? &core : nullptr, &error);
     if (s.pid < 0) {
       failedRank_ = r;
       failureCode_ = kExitCannotRun;

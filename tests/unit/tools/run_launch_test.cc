@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,6 +140,48 @@ TEST(BraidRunLaunch, EveryRankGetsItsRendezvousEnvironment) {
     }
     EXPECT_EQ(sec, secret);  // one secret and one root per job
     EXPECT_EQ(root, addr);
+  }
+}
+
+// The CPUs this process may run on, as the kernel lists them ("0-1", "3").
+std::vector<int> allowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+TEST(BraidRunLaunch, BindToCorePinsRankRToTheRthAllowedCpu) {
+  // Each rank prints the CPU list the kernel holds for it (every thread it
+  // starts inherits that list).
+  const int n = 3;
+  Outcome o = run({"-n", std::to_string(n), "--bind-to", "core", "--", "sh", "-c",
+                   "echo $BRAID_RANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)"});
+  ASSERT_EQ(o.exitCode, 0) << o.err;
+  const std::vector<int> cpus = allowedCpus();
+  ASSERT_FALSE(cpus.empty());
+  std::vector<std::string> l = lines(o.out);
+  std::sort(l.begin(), l.end());
+  ASSERT_EQ(l.size(), static_cast<size_t>(n)) << o.out;
+  for (int r = 0; r < n; ++r) {
+    std::istringstream in(l[r]);
+    std::string prefix, rank, list;
+    in >> prefix >> rank >> list;
+    EXPECT_EQ(rank, std::to_string(r));
+    EXPECT_EQ(list, std::to_string(cpus[r % cpus.size()])) << "rank " << r << ": " << l[r];
+  }
+  // Without it, a rank keeps everything braid-run may use.
+  Outcome free = run({"-n", "1", "--", "sh", "-c", "grep Cpus_allowed_list /proc/self/status | cut -f2"});
+  ASSERT_EQ(free.exitCode, 0) << free.err;
+  ASSERT_FALSE(lines(free.out).empty()) << free.err;
+  std::istringstream in(lines(free.out)[0]);
+  std::string prefix, list;
+  in >> prefix >> list;
+  if (cpus.size() > 1) {
+    EXPECT_NE(list, std::to_string(cpus[0])) << "an unbound rank was pinned: " << free.out;
   }
 }
 

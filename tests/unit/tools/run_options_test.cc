@@ -49,6 +49,21 @@ TEST(RunOptions, RejectsUsageErrors) {
   EXPECT_NE(code, 0);
   EXPECT_FALSE(parse({"-n", "2", "--timeout", "-1", "prog"}, &code));
   EXPECT_NE(code, 0);
+  EXPECT_FALSE(parse({"-n", "2", "--bind-to", "socket", "prog"}, &code));  // core or none only
+  EXPECT_NE(code, 0);
+}
+
+TEST(RunOptions, BindToCoreIsOptIn) {
+  int code;
+  std::optional<Options> o = parse({"-n", "2", "prog"}, &code);
+  ASSERT_TRUE(o);
+  EXPECT_FALSE(o->bindToCore);
+  o = parse({"-n", "2", "--bind-to", "core", "prog"}, &code);
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(o->bindToCore);
+  o = parse({"-n", "2", "--bind-to", "none", "prog"}, &code);
+  ASSERT_TRUE(o);
+  EXPECT_FALSE(o->bindToCore);
 }
 
 }  // namespace
