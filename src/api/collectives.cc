@@ -25,9 +25,6 @@ Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::alg
                                                           {{"sendbuff", input}, {"recvbuff", output}}));
   core::Op op;
   BRAID_RETURN_IF_ERROR(comm->impl->buildCollective(args, input, output, &op));
-  op.dtype = args.dtype;
-  op.count = args.count;
-  if (args.collective == Collective::kBroadcast || args.collective == Collective::kReduce) op.rootOrPeer = args.root;
   return core::launch(comm->impl, stream ? &stream->stream : nullptr, std::move(op));
 }
 

@@ -10,34 +10,79 @@ namespace braid::env {
 const std::vector<Variable>& all() {
   static const std::vector<Variable> vars = {
       {"BRAID_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE. Lines carry a host:pid rank prefix."},
-      {"BRAID_DEBUG_FILE", "", "Write the log to this file instead of stderr; %h is replaced by the host name, %p by the pid."},
-      {"BRAID_CUDA_MODULE", "", "Path of libbraid-cuda.so (the CUDA module) when it is not next to libbraid.so."},
-      {"BRAID_TIMEOUT_MS", "300000", "Deadline in milliseconds for init and for every wait inside an operation."},
-      {"BRAID_NSOCKS", "0", "TCP sockets per peer connection (1..16); large messages are striped across them. 0: 1 to peers on this host, 2 to others."},
-      {"BRAID_SOCKET_IFNAME", "", "Network interface for TCP (a prefix such as eth or ^lo to exclude; =eth0 for an exact name). Default: first non-loopback interface that is up, else loopback."},
+      {"BRAID_DEBUG_FILE", "",
+       "Write the log to this file instead of stderr; %h is replaced by the host name, %p by the pid."},
+      {"BRAID_CUDA_MODULE", "",
+       "Path of libbraid-cuda.so (the CUDA module) when it is not next to libbraid.so."},
+      {"BRAID_TIMEOUT_MS", "300000",
+       "Deadline in milliseconds for init and for every wait inside an operation."},
+      {"BRAID_NSOCKS", "0",
+       "TCP sockets per peer connection (1..16); large messages are striped across them. 0: 1 to peers on "
+       "this host, 2 to others."},
+      {"BRAID_SOCKET_IFNAME", "",
+       "Network interface for TCP (a prefix such as eth or ^lo to exclude; =eth0 for an exact name). "
+       "Default: first non-loopback interface that is up, else loopback."},
       {"BRAID_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for interface selection."},
-      {"BRAID_TRANSPORT", "", "Force the transport for every pair (tcp, shm). Default: shm between ranks of one host, tcp across hosts."},
-      {"BRAID_SHM_RING_BYTES", "1048576", "Bytes of each shm connection's ring (power of two, 65536..268435456); small messages, and large ones when cross-memory attach is off, stream through it."},
-      {"BRAID_SHM_CMA_THRESHOLD", "0", "Messages of at least this many bytes are pulled single-copy by the receiver with process_vm_readv (cross-memory attach); 0 turns it off. Falls back to the ring per connection when the kernel refuses (EPERM)."},
-      {"BRAID_SHM_SPIN_US", "20", "Microseconds a waiting rank spins on a shm connection, yielding the CPU, before it sleeps on its futex doorbell."},
-      {"BRAID_HEARTBEAT_MS", "1000", "Period of each communicator's liveness heartbeat between every rank and rank 0 (a light control connection, off the data path); 0 turns heartbeats off (faults are still told to every rank)."},
-      {"BRAID_HEARTBEAT_MISSES", "10", "A rank silent for this many heartbeat periods is suspected (its communicator fails with braidTimeout on every rank). Generous by default so that a loaded machine never misfires."},
-      {"BRAID_FAULT_INJECT", "", "For tests only: rank=R,op=N,kind=close-socket|corrupt-header|kill|stop[,peer=P] breaks rank R's link to P (default R+1) or the process as its communicator's N-th op starts."},
+      {"BRAID_TRANSPORT", "",
+       "Force the transport for every pair (tcp, shm). Default: shm between ranks of one host, tcp across "
+       "hosts."},
+      {"BRAID_SHM_RING_BYTES", "1048576",
+       "Bytes of each shm connection's ring (power of two, 65536..268435456); small messages, and large ones "
+       "when cross-memory attach is off, stream through it."},
+      {"BRAID_SHM_CMA_THRESHOLD", "0",
+       "Messages of at least this many bytes are pulled single-copy by the receiver with process_vm_readv "
+       "(cross-memory attach); 0 turns it off. Falls back to the ring per connection when the kernel refuses "
+       "(EPERM)."},
+      {"BRAID_SHM_SLOT_BYTES", "16384",
+       "When every rank of a communicator is on one host: small collectives whose per-rank input fits this "
+       "many bytes run on a shared area of one slot per rank instead of through the transports (0 turns it "
+       "off; at most 1048576). The size is rank 0's; a rank with 0, or with BRAID_TRANSPORT forcing another "
+       "transport, turns them off for all."},
+      {"BRAID_SHM_SPIN_US", "20",
+       "Microseconds a waiting rank spins on a shm connection, yielding the CPU, before it sleeps on its "
+       "futex doorbell."},
+      {"BRAID_HEARTBEAT_MS", "1000",
+       "Period of each communicator's liveness heartbeat between every rank and rank 0 (a light control "
+       "connection, off the data path); 0 turns heartbeats off (faults are still told to every rank)."},
+      {"BRAID_HEARTBEAT_MISSES", "10",
+       "A rank silent for this many heartbeat periods is suspected (its communicator fails with braidTimeout "
+       "on every rank). Generous by default so that a loaded machine never misfires."},
+      {"BRAID_FAULT_INJECT", "",
+       "For tests only: rank=R,op=N,kind=close-socket|corrupt-header|kill|stop[,peer=P] breaks rank R's link "
+       "to P (default R+1) or the process as its communicator's N-th op starts."},
       {"BRAID_ALGO", "", "Force algorithms, e.g. allreduce:ring;broadcast:chain."},
-      {"BRAID_CHUNK_BYTES", "", "Pipeline chunk size in bytes for chunked algorithms; unset: the tuner picks per call (32 KiB..1 MiB)."},
-      {"BRAID_LINK_ALPHA_US", "70", "Per-message latency of a link in microseconds, for the tuner's cost model."},
-      {"BRAID_LINK_BETA_GBPS", "1.5", "Link bandwidth in GB/s for the tuner's cost model; 0 turns the model off (fixed table)."},
+      {"BRAID_CHUNK_BYTES", "",
+       "Pipeline chunk size in bytes for chunked algorithms; unset: the tuner picks per call (32 KiB..1 "
+       "MiB)."},
+      {"BRAID_LINK_ALPHA_US", "70",
+       "Per-message latency of a link in microseconds, for the tuner's cost model."},
+      {"BRAID_LINK_BETA_GBPS", "1.5",
+       "Link bandwidth in GB/s for the tuner's cost model; 0 turns the model off (fixed table)."},
       {"BRAID_REDUCE_GBPS", "10", "Reduction throughput in GB/s for the tuner's cost model."},
-      {"BRAID_TRACE_BUFFER_SIZE", "1024", "Operations each communicator's flight recorder keeps (dumped on failure, SIGUSR1 or braidCommDumpTrace)."},
-      {"BRAID_TRACE_DIR", "", "Directory for flight-recorder dumps; when set, every rank writes one when an operation fails or on SIGUSR1."},
-      {"BRAID_TOPO_FILE", "", "Read this host's topology from a braid topology file (src/topo/FORMAT.md) instead of detecting it; in a file with several hosts, the one whose hostId equals this host's id (BRAID_HOSTID)."},
-      {"BRAID_TOPO_DUMP_FILE", "", "Write this host's detected (or loaded) topology to this file, in the BRAID_TOPO_FILE format."},
-      {"BRAID_BIND", "0", "1: bind the engine's progress threads to the CPUs of the NUMA node nearest their NIC. Off by default because it overrides taskset, numactl or launcher pinning."},
+      {"BRAID_TRACE_BUFFER_SIZE", "1024",
+       "Operations each communicator's flight recorder keeps (dumped on failure, SIGUSR1 or "
+       "braidCommDumpTrace)."},
+      {"BRAID_TRACE_DIR", "",
+       "Directory for flight-recorder dumps; when set, every rank writes one when an operation fails or on "
+       "SIGUSR1."},
+      {"BRAID_TOPO_FILE", "",
+       "Read this host's topology from a braid topology file (src/topo/FORMAT.md) instead of detecting it; "
+       "in a file with several hosts, the one whose hostId equals this host's id (BRAID_HOSTID)."},
+      {"BRAID_TOPO_DUMP_FILE", "",
+       "Write this host's detected (or loaded) topology to this file, in the BRAID_TOPO_FILE format."},
+      {"BRAID_BIND", "0",
+       "1: bind the engine's progress threads to the CPUs of the NUMA node nearest their NIC. Off by default "
+       "because it overrides taskset, numactl or launcher pinning."},
       {"BRAID_RANK", "", "Rank of this process for braidCommInitFromEnv (set by braid-run)."},
       {"BRAID_WORLD_SIZE", "", "Number of ranks for braidCommInitFromEnv (set by braid-run)."},
-      {"BRAID_ROOT_ADDR", "", "host:port of the rendezvous root for braidCommInitFromEnv (set by braid-run)."},
-      {"BRAID_HOSTID", "", "Host identity override: ranks with the same value count as one host (default: hostname and boot id)."},
-      {"BRAID_SECRET", "", "32 hex digits shared by the ranks of braidCommInitFromEnv; a connection that cannot prove it is refused."},
+      {"BRAID_ROOT_ADDR", "",
+       "host:port of the rendezvous root for braidCommInitFromEnv (set by braid-run)."},
+      {"BRAID_HOSTID", "",
+       "Host identity override: ranks with the same value count as one host (default: hostname and boot "
+       "id)."},
+      {"BRAID_SECRET", "",
+       "32 hex digits shared by the ranks of braidCommInitFromEnv; a connection that cannot prove it is "
+       "refused."},
   };
   return vars;
 }

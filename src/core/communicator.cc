@@ -15,6 +15,7 @@
 #include "core/comm_topology.h"
 #include "core/engine_thread.h"
 #include "core/peer_connector.h"
+#include "core/slot_collectives.h"
 #include "core/trace_signal.h"
 
 namespace braid::core {
@@ -31,6 +32,10 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
     c.chunkBytes = static_cast<size_t>(chunk);
   }
   c.transport = env::getString("BRAID_TRANSPORT");
+  const int64_t slot = env::getInt("BRAID_SHM_SLOT_BYTES");
+  if (slot < 0 || slot > (int64_t{1} << 20))
+    return invalidArgument("BRAID_SHM_SLOT_BYTES=" + std::to_string(slot) + " is outside [0, 1048576]");
+  c.slotBytes = static_cast<size_t>(slot);
   int64_t traceSize = env::getInt("BRAID_TRACE_BUFFER_SIZE");
   if (traceSize < 1 || traceSize > (1 << 20))
     return invalidArgument("BRAID_TRACE_BUFFER_SIZE=" + std::to_string(traceSize) + " is outside [1, 1048576]");
@@ -76,6 +81,7 @@ Status Communicator::create(int nranks, const bootstrap::UniqueId& id, int rank,
   BRAID_RETURN_IF_ERROR(Watchdog::create(*comm->bootstrap_, wd, [raw](const Fault& f) { raw->onFault(f); },
                                          &comm->watchdog_));
   BRAID_RETURN_IF_ERROR(comm->connectPeers());
+  BRAID_RETURN_IF_ERROR(comm->establishSlots());
   comm->choosePolling();
   if (!config.traceDir.empty()) watchForTraceSignal(comm);
   BRAID_INFO("communicator of %d ranks ready (%zu transport(s), poll %d ns%s before sleeping)", nranks,
@@ -97,6 +103,28 @@ Status Communicator::connectPeers() {
   setup.options.rank = rank_;
   setup.aborted = &halted_;
   return core::connectPeers(*bootstrap_, setup, &connections_);
+}
+
+Status Communicator::establishSlots() {
+  // Decided by the topology alone, which every rank holds identically, so
+  // either all ranks take part in the setup or none does.
+  if (nranks_ < 2 || topology_.hosts.size() != 1) return Status::ok();
+  // A rank forced onto another transport (BRAID_TRANSPORT=tcp measures TCP)
+  // declines; then nobody uses slots.
+  const bool wanted = config_.transport.empty() || config_.transport == "shm";
+  BRAID_RETURN_IF_ERROR(HostSlots::establish(*bootstrap_, wanted ? config_.slotBytes : 0, &slots_));
+  if (!slots_) return Status::ok();
+  auto plan = std::make_shared<Plan>();
+  plan->algorithm = "shm-slots";
+  slotsPlan_ = std::move(plan);
+  BRAID_INFO("small collectives (up to %zu B per rank) run on shared slots", slots_->slotBytes());
+  return Status::ok();
+}
+
+bool Communicator::runsOnSlots(const algo::CollectiveArgs& args) const {
+  if (!slots_ || !fitsSlots(args, slots_->slotBytes())) return false;
+  // An algorithm the user forced (BRAID_ALGO) is what they want measured or tested.
+  return config_.overrides.forced(args.collective, args.count * args.elemSize()) == nullptr;
 }
 
 void Communicator::choosePolling() {
@@ -184,7 +212,17 @@ Status Communicator::buildPlan(const algo::CollectiveArgs& args, std::shared_ptr
 Status Communicator::buildCollective(const algo::CollectiveArgs& args, const void* input, void* output,
                                      Op* op) {
   op->collective = args.collective;
-  op->buffers = {{const_cast<void*>(input), 0}, {output, 0}};
+  op->dtype = args.dtype;
+  op->count = args.count;
+  op->redOp = args.op;
+  if (args.collective == algo::Collective::kBroadcast || args.collective == algo::Collective::kReduce)
+    op->rootOrPeer = args.root;
+  op->buffers = BufferList({const_cast<void*>(input), 0}, {output, 0});
+  if (runsOnSlots(args)) {
+    op->onSlots = true;
+    op->plan = slotsPlan_;
+    return Status::ok();
+  }
   PlanKey key;
   const bool cacheable = keyOf(args, &key);
   if (cacheable && (op->plan = plans_.find(key))) return Status::ok();
@@ -195,7 +233,7 @@ Status Communicator::buildCollective(const algo::CollectiveArgs& args, const voi
 
 Status Communicator::buildPointToPoint(bool isSend, const void* buffer, size_t bytes, int peer, Op* op) {
   op->collective = algo::Collective::kSendRecv;
-  op->buffers = {{const_cast<void*>(buffer), bytes}, {const_cast<void*>(buffer), bytes}};
+  op->buffers = BufferList({const_cast<void*>(buffer), bytes}, {const_cast<void*>(buffer), bytes});
   PlanKey key;
   key.collective = static_cast<uint8_t>(algo::Collective::kSendRecv);
   key.variant = isSend ? 1 : 2;
@@ -236,6 +274,10 @@ Status Communicator::buildQuantized(const algo::CollectiveArgs& args,
 
 uint64_t Communicator::takeTicket(const Op& op) {
   std::lock_guard<std::mutex> lock(mu_);
+  return enqueueLocked(op, nowNs());
+}
+
+uint64_t Communicator::enqueueLocked(const Op& op, uint64_t atNs) {
   OpRecord record;
   record.ticket = nextTicket_;
   record.collective = op.collective;
@@ -243,7 +285,7 @@ uint64_t Communicator::takeTicket(const Op& op) {
   record.count = op.count;
   record.rootOrPeer = op.rootOrPeer;
   record.algorithm = op.plan->algorithm;
-  recorder_.enqueued(record);  // under mu_, so records go in ticket order
+  recorder_.enqueued(record, atNs);  // under mu_, so records go in ticket order
   return nextTicket_++;
 }
 
@@ -255,11 +297,31 @@ std::string Communicator::defaultTracePath() const {
 }
 
 Status Communicator::dumpTrace(const std::string& path) const {
-  return recorder_.dump(path.empty() ? defaultTracePath() : path, rank_, nranks_);
+  std::string json;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    json = recorder_.toJson(rank_, nranks_);
+  }
+  return FlightRecorder::writeJson(path.empty() ? defaultTracePath() : path, json);
 }
 
 Status Communicator::run(uint64_t ticket, Op& op) {
   std::unique_lock<std::mutex> lock(mu_);
+  return runTurn(lock, ticket, op, Clock::time_point{});
+}
+
+Status Communicator::runInline(Op& op) {
+  // One lock and one clock reading both queue the op and, when its turn has
+  // come already (the usual case), start it.
+  const Clock::time_point now = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t ticket =
+      enqueueLocked(op, std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
+  return runTurn(lock, ticket, op, serving_ == ticket ? now : Clock::time_point{});
+}
+
+Status Communicator::runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket, Op& op,
+                             Clock::time_point now) {
   // Earlier ops are bounded by their own deadlines, so this wait is too.
   turn_.wait(lock, [&] { return serving_ == ticket || aborted_.load(); });
   auto finish = [&](Status s) {
@@ -272,11 +334,14 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   if (aborted_.load()) return finish(abortedError(std::string(kind) + ": the communicator was aborted"));
   if (!error_.isOk())
     return finish(Status(error_.code(), std::string(kind) + ": the communicator failed earlier: " + error_.message()));
+  const uint64_t seq = ++opsByKind_[static_cast<int>(op.collective)];
+  if (now == Clock::time_point{}) now = Clock::now();
+  recorder_.started(ticket, seq, op.plan->bytesMoved,
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   lock.unlock();
 
   log::setThreadRank(rank_);
   bindEngineThreadOnce(topology_, rank_);
-  uint64_t seq = ++opsByKind_[static_cast<int>(op.collective)];
   ExecutionContext ctx;
   ctx.connections = &connections_;
   ctx.memory = &memory_;
@@ -290,18 +355,18 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   ctx.opSeq = seq;
   BRAID_TRACE("%s (%s): %zu steps", ctx.opName().c_str(), op.plan->algorithm.c_str(),
               op.plan->schedule.steps.size());
-  ctx.startedAt = Clock::now();
-  recorder_.started(ticket, seq, op.plan->bytesMoved,
-                    std::chrono::duration_cast<std::chrono::nanoseconds>(ctx.startedAt.time_since_epoch()).count());
+  ctx.startedAt = now;
   Status status;
   if (config_.faultInjection.armedFor(rank_, ticket + 1)) status = config_.faultInjection.apply(nranks_, connections_);
-  if (status.isOk()) status = execute(*op.plan, op.buffers, ctx);
+  if (status.isOk()) status = op.onSlots ? runSlots(op, ctx) : execute(*op.plan, op.buffers.view(), ctx);
 
   if (!status.isOk()) {
     status = settle(status, ctx);
     BRAID_WARN("%s failed: %s", ctx.opName().c_str(), status.message().c_str());
     connections_.closeAll();  // only the ticket holder gets here: nobody else uses them
-    recorder_.finished(ticket, status);
+    lock.lock();
+    recorder_.finished(ticket, status);  // so that the dump below shows it failed
+    lock.unlock();
     if (!config_.traceDir.empty()) {
       Status dumped = dumpTrace("");
       if (dumped.isOk()) BRAID_WARN("flight recorder written to %s", defaultTracePath().c_str());
@@ -310,6 +375,18 @@ Status Communicator::run(uint64_t ticket, Op& op) {
   }
   lock.lock();
   return finish(status);
+}
+
+Status Communicator::runSlots(const Op& op, ExecutionContext& ctx) {
+  SlotCall call;
+  call.collective = op.collective;
+  call.dtype = op.dtype;
+  call.op = op.redOp;
+  call.count = op.count;
+  call.root = op.rootOrPeer < 0 ? 0 : op.rootOrPeer;
+  call.input = op.buffers[0].data;
+  call.output = op.buffers[1].data;
+  return runOnSlots(*slots_, ++slotOps_, call, ctx);
 }
 
 // How long a rank whose link broke waits for the watchdog to name a root cause
@@ -325,7 +402,8 @@ constexpr auto kRootCauseGrace = std::chrono::milliseconds(300);
 static bool maybeCollateral(const Status& s) {
   if (s.code() == Code::kTimeout) return true;
   if (s.code() != Code::kRemoteError) return false;
-  for (const char* firstHand : {"tag mismatch", "corrupt", "out of step", "too large", "were expected", "unexpected"})
+  for (const char* firstHand : {"tag mismatch", "different collectives", "corrupt", "out of step",
+                                "too large", "were expected", "unexpected"})
     if (s.message().find(firstHand) != std::string::npos) return false;
   return true;
 }

@@ -37,6 +37,7 @@
 #include "core/fault.h"
 #include "core/fault_inject.h"
 #include "core/flight_recorder.h"
+#include "core/host_slots.h"
 #include "core/op.h"
 #include "core/plan_cache.h"
 #include "core/watchdog.h"
@@ -56,6 +57,7 @@ struct CommConfig {
   size_t traceBufferSize = 1024;  // BRAID_TRACE_BUFFER_SIZE: ops the flight recorder keeps
   std::string traceDir;          // BRAID_TRACE_DIR: where traces are dumped on failure
   std::string transport;  // BRAID_TRANSPORT: force one for every pair ("" = per pair)
+  size_t slotBytes = 16384;  // BRAID_SHM_SLOT_BYTES: per-rank slot for small collectives on one host (0: off)
   int heartbeatMs = 1000;      // BRAID_HEARTBEAT_MS (0: off)
   int heartbeatMisses = 10;    // BRAID_HEARTBEAT_MISSES
   FaultInjection faultInjection;  // BRAID_FAULT_INJECT (tests only)
@@ -87,11 +89,15 @@ class Communicator {
                      std::shared_ptr<const Plan>* out) const;
   algo::CollectiveArgs argsFor(algo::Collective c) const;
   size_t cachedPlans() const { return plans_.size(); }
+  // Whether small collectives run on shared slots (every rank on this host).
+  bool hasSlots() const { return slots_ != nullptr; }
 
   // Takes the op's place in the issue order and records it in the flight recorder.
   uint64_t takeTicket(const Op& op);
   // Runs `op` once every earlier ticket is done. Always consumes the ticket.
   Status run(uint64_t ticket, Op& op);
+  // takeTicket + run in one, for the calling thread (a NULL stream).
+  Status runInline(Op& op);
   // Waits until every ticket taken so far has finished (deadline: timeoutMs).
   Status drain();
 
@@ -117,11 +123,22 @@ class Communicator {
   Status buildPlan(const algo::CollectiveArgs& args, std::shared_ptr<const Plan>* out) const;
   Communicator(int nranks, int rank, const CommConfig& config);
   Status connectPeers();
+  // Sets up slots_ when every rank is on this host (collective over the bootstrap).
+  Status establishSlots();
+  // Whether a call of this shape runs on slots_ (the same answer on every rank).
+  bool runsOnSlots(const algo::CollectiveArgs& args) const;
   // After an op failed with `local`: the status the op returns (the root cause
   // when another rank reported one), recorded and told to the others if first.
   Status settle(const Status& local, const ExecutionContext& ctx);
   // The watchdog's thread: another rank (or the hub) reported a fault.
   void onFault(const Fault& fault);
+  // Records op under mu_ (held) and returns its ticket.
+  uint64_t enqueueLocked(const Op& op, uint64_t atNs);
+  // The rest of run() with mu_ held by `lock`; `now`: a clock reading taken
+  // when the turn had already come (the epoch: read one once it comes).
+  Status runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket, Op& op, Clock::time_point now);
+  // Runs an op that buildCollective put on slots_.
+  Status runSlots(const Op& op, ExecutionContext& ctx);
   // Why a halted op stops (for the executor).
   Status haltReason() const;
   // Sets spinNs_ / yield_ from how many of the communicator's ranks share this
@@ -136,6 +153,9 @@ class Communicator {
   Connections connections_;
   ExecutorMemory memory_;
   PlanCache plans_;
+  std::unique_ptr<HostSlots> slots_;
+  std::shared_ptr<const Plan> slotsPlan_;  // what the flight recorder shows for a slots op
+  uint32_t slotOps_ = 0;                   // ops run on slots_ so far; only touched by the ticket holder
   std::atomic<bool> aborted_{false};
   std::atomic<bool> halted_{false};  // aborted_ or a fault from anywhere: running ops stop
   std::unique_ptr<Watchdog> watchdog_;  // destroyed first (its thread calls onFault)

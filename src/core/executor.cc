@@ -50,7 +50,7 @@ bool isComm(StepKind k) {
 // from ExecutorMemory (no allocation once warm).
 class Run {
  public:
-  Run(const Plan& p, const std::vector<BufferBinding>& buffers, ExecutionContext& ctx)
+  Run(const Plan& p, std::span<const BufferBinding> buffers, ExecutionContext& ctx)
       : p_(p),
         s_(p.schedule),
         buffers_(buffers),
@@ -76,7 +76,7 @@ class Run {
 
   const Plan& p_;
   const Schedule& s_;
-  const std::vector<BufferBinding>& buffers_;
+  std::span<const BufferBinding> buffers_;
   ExecutionContext& ctx_;
   RunState& st_;
   Deadline deadline_;
@@ -291,7 +291,7 @@ std::string formatBytes(uint64_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
 }
 
-Status execute(const Plan& plan, const std::vector<BufferBinding>& buffers, ExecutionContext& context) {
+Status execute(const Plan& plan, std::span<const BufferBinding> buffers, ExecutionContext& context) {
   Run run(plan, buffers, context);
   return run.go();
 }

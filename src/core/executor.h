@@ -17,6 +17,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,6 @@ struct ExecutionContext {
 // "4 B", "64 KiB", "3 MiB": sizes for error messages.
 std::string formatBytes(uint64_t bytes);
 
-Status execute(const Plan& plan, const std::vector<BufferBinding>& buffers, ExecutionContext& context);
+Status execute(const Plan& plan, std::span<const BufferBinding> buffers, ExecutionContext& context);
 
 }  // namespace braid::core

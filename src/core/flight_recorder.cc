@@ -21,12 +21,11 @@ const char* opStateName(OpState s) {
 
 FlightRecorder::FlightRecorder(size_t capacity) : ring_(capacity == 0 ? 1 : capacity) {}
 
-void FlightRecorder::enqueued(const OpRecord& record) {
-  std::lock_guard<std::mutex> lock(mu_);
+void FlightRecorder::enqueued(const OpRecord& record, uint64_t atNs) {
   OpRecord& slot = ring_[next_ % ring_.size()];
   slot = record;
   slot.state = OpState::kEnqueued;
-  slot.enqueuedNs = nowNs();
+  slot.enqueuedNs = atNs;
   ++next_;
 }
 
@@ -38,7 +37,6 @@ OpRecord* FlightRecorder::find(uint64_t ticket) {
 }
 
 void FlightRecorder::started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes, uint64_t atNs) {
-  std::lock_guard<std::mutex> lock(mu_);
   if (OpRecord* r = find(ticket)) {
     r->state = OpState::kStarted;
     r->kindSeq = kindSeq;
@@ -48,7 +46,6 @@ void FlightRecorder::started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes, 
 }
 
 void FlightRecorder::finished(uint64_t ticket, const Status& status) {
-  std::lock_guard<std::mutex> lock(mu_);
   if (OpRecord* r = find(ticket)) {
     r->state = status.isOk() ? OpState::kCompleted : OpState::kFailed;
     r->endedNs = nowNs();
@@ -57,7 +54,6 @@ void FlightRecorder::finished(uint64_t ticket, const Status& status) {
 }
 
 std::vector<OpRecord> FlightRecorder::snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
   std::vector<OpRecord> out;
   const uint64_t held = next_ < ring_.size() ? next_ : ring_.size();
   for (uint64_t i = next_ - held; i < next_; ++i) out.push_back(ring_[i % ring_.size()]);
@@ -106,8 +102,7 @@ std::string FlightRecorder::toJson(int rank, int nranks) const {
   return o.str();
 }
 
-Status FlightRecorder::dump(const std::string& path, int rank, int nranks) const {
-  std::string text = toJson(rank, nranks);
+Status FlightRecorder::writeJson(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp" + std::to_string(getpid());
   FILE* f = fopen(tmp.c_str(), "w");
   if (f == nullptr) return systemError("writing trace " + tmp, errno);

@@ -5,19 +5,20 @@
 // "allreduce #12" of error messages), kind, dtype, count, algorithm, root or
 // peer, state, timestamps and bytes moved.
 //
-// Written under a mutex by the thread running or queueing ops; cheap (no
-// allocation after construction except the algorithm name, which is short).
-// Dumped as JSON on failure, on SIGUSR1, and by braidCommDumpTrace.
+// Not thread-safe by itself: its owner serialises every call (the
+// communicator holds its own mutex around each, which it takes for its ticket
+// bookkeeping anyway, so an op costs no extra lock). Cheap: no allocation after
+// construction except the algorithm name, which is short. Dumped as JSON on
+// failure, on SIGUSR1, and by braidCommDumpTrace.
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "algorithms/collective.h"
 #include "base/status.h"
 #include "base/types.h"
-#include "algorithms/collective.h"
 
 namespace braid::core {
 
@@ -42,8 +43,9 @@ class FlightRecorder {
  public:
   explicit FlightRecorder(size_t capacity);
 
-  void enqueued(const OpRecord& record);
-  // atNs: when it started (nowNs()), read once by the caller for this and the op's deadline.
+  // Times are steady-clock nanoseconds the caller read (one reading serves
+  // the record and the op's deadline).
+  void enqueued(const OpRecord& record, uint64_t atNs);
   void started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes, uint64_t atNs);
   void finished(uint64_t ticket, const Status& status);
 
@@ -51,13 +53,13 @@ class FlightRecorder {
   std::vector<OpRecord> snapshot() const;
   // JSON: {"rank":..,"nranks":..,"host":..,"pid":..,"now_ns":..,"ops":[...]}.
   std::string toJson(int rank, int nranks) const;
-  // Writes toJson to `path` (atomically: temp file + rename).
-  Status dump(const std::string& path, int rank, int nranks) const;
+  // Writes toJson's text to `path` (atomically: temp file + rename); needs no
+  // recorder, so the owner can write outside its lock.
+  static Status writeJson(const std::string& path, const std::string& json);
 
  private:
-  OpRecord* find(uint64_t ticket);  // under mu_
+  OpRecord* find(uint64_t ticket);
 
-  mutable std::mutex mu_;
   std::vector<OpRecord> ring_;
   uint64_t next_ = 0;  // total records ever added
 };

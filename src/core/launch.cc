@@ -20,8 +20,8 @@ struct GroupState {
 thread_local GroupState tlsGroup;
 
 Status runNow(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
+  if (stream == nullptr) return comm->runInline(op);
   uint64_t ticket = comm->takeTicket(op);
-  if (stream == nullptr) return comm->run(ticket, op);
   auto shared = std::make_shared<Op>(std::move(op));
   stream->enqueue([comm, shared, ticket]() { return comm->run(ticket, *shared); });
   return Status::ok();
@@ -43,7 +43,7 @@ Status fuse(std::vector<Pending*>& members, Op* fused) {
   for (size_t k = 0; k < members.size(); ++k) {
     Op& op = members[k]->op;
     const int shift = static_cast<int>(fused->buffers.size());
-    fused->buffers.insert(fused->buffers.end(), op.buffers.begin(), op.buffers.end());
+    fused->buffers.append(op.buffers.view());
     if (isSelf(op, rank, algo::StepKind::kSend)) {
       algo::Region r = op.plan->schedule.steps[0].src;
       r.buffer += shift;

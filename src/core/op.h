@@ -4,7 +4,9 @@
 // member op (see algo::Schedule::append).
 #pragma once
 
+#include <array>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "algorithms/collective.h"
@@ -13,14 +15,43 @@
 
 namespace braid::core {
 
+// The buffers an op runs over. The common single op's two are held inline so
+// that a call allocates nothing; a fused group's list moves to the heap.
+class BufferList {
+ public:
+  BufferList() = default;
+  BufferList(BufferBinding input, BufferBinding output) : pair_{input, output}, size_(2) {}
+  void append(std::span<const BufferBinding> more) {
+    if (more.empty()) return;
+    if (heap_.empty()) heap_.assign(pair_.begin(), pair_.begin() + static_cast<std::ptrdiff_t>(size_));
+    heap_.insert(heap_.end(), more.begin(), more.end());
+    size_ = heap_.size();
+  }
+  std::span<const BufferBinding> view() const {
+    return heap_.empty() ? std::span<const BufferBinding>(pair_.data(), size_)
+                         : std::span<const BufferBinding>(heap_);
+  }
+  const BufferBinding& operator[](size_t i) const { return view()[i]; }
+  size_t size() const { return size_; }
+
+ private:
+  std::array<BufferBinding, 2> pair_{};
+  std::vector<BufferBinding> heap_;
+  size_t size_ = 0;
+};
+
 struct Op {
   algo::Collective collective = algo::Collective::kAllReduce;
   // What the user asked for, for the flight recorder and error messages.
   DataType dtype = DataType::kUint8;
   size_t count = 0;
   int rootOrPeer = -1;
+  RedOp redOp = RedOp::kSum;
+  // Runs on the communicator's shared slots (slot_collectives.h) instead of
+  // the executor; the plan then only names it for the flight recorder.
+  bool onSlots = false;
   std::shared_ptr<const Plan> plan;  // shared with the communicator's plan cache
-  std::vector<BufferBinding> buffers;
+  BufferList buffers;
 };
 
 }  // namespace braid::core

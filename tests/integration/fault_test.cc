@@ -40,10 +40,14 @@ struct Case {
   const char* name;
   int nranks;
   const char* transport;
+  // Op 2 small enough for the shared slots of a one-host communicator
+  // (core/host_slots.h) instead of the executor's ring.
+  bool slots = false;
 };
 
 constexpr int kMaxRanks = 8;
 constexpr size_t kCount = 256 * 1024;  // 1 MiB of int32: the fault lands mid-transfer
+constexpr size_t kSlotsCount = 64;     // 256 B: on the shared slots
 constexpr int kHeartbeatMs = 200, kMisses = 5;
 constexpr int64_t kFastBoundMs = 1000;
 constexpr int64_t kSilentBoundMs = kHeartbeatMs * (kMisses + 1) + 1000;
@@ -117,15 +121,17 @@ void expectSum(braidComm_t comm, int mine, int expected) {
 // The aborting rank: a second thread is inside the collective (inline, or
 // waiting in braidStreamSynchronize) when this thread aborts.
 void abortingRank(braidComm_t comm, const Case& c, Shared* sh, std::vector<int32_t>& in, std::vector<int32_t>& out) {
+  const size_t count = in.size();
   braidResult_t seen = braidSuccess;
   braidStream_t stream = nullptr;
   std::thread waiter;
   if (c.kind == Kind::kAbortStream) {
     ASSERT_EQ(braidStreamCreate(&stream), braidSuccess);
-    ASSERT_EQ(braidAllReduce(in.data(), out.data(), kCount, braidInt32, braidSum, comm, stream), braidSuccess);
+    ASSERT_EQ(braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm, stream), braidSuccess);
     waiter = std::thread([&] { seen = braidStreamSynchronize(stream); });
   } else {
-    waiter = std::thread([&] { seen = braidAllReduce(in.data(), out.data(), kCount, braidInt32, braidSum, comm, nullptr); });
+    waiter = std::thread(
+        [&] { seen = braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm, nullptr); });
   }
   waitStarted(comm);
   sh->faultNs = monoNs();
@@ -157,7 +163,8 @@ void rankBody(RankContext& ctx, const Case& c, Shared* sh) {
   for (int64_t until = monoNs() + 10000000000; sh->warmedUp.load() < n && monoNs() < until;) usleep(200);
   ASSERT_EQ(sh->warmedUp.load(), n);
 
-  std::vector<int32_t> in(kCount, me + 1), out(kCount, 0);
+  const size_t count = c.slots ? kSlotsCount : kCount;
+  std::vector<int32_t> in(count, me + 1), out(count, 0);
   const bool aborting = c.kind == Kind::kAbortInline || c.kind == Kind::kAbortStream;
   const int holdBack = aborting ? n - 1 : -1;  // enters op 2 only after the others failed
   sh->enterNs[me] = monoNs();
@@ -183,9 +190,9 @@ void rankBody(RankContext& ctx, const Case& c, Shared* sh) {
     }
     braidResult_t r;
     if (c.kind == Kind::kMismatch && me == victim)
-      r = braidAllGather(in.data(), out.data(), kCount / n, braidInt32, comm, nullptr);
+      r = braidAllGather(in.data(), out.data(), count / n, braidInt32, comm, nullptr);
     else
-      r = braidAllReduce(in.data(), out.data(), kCount, braidInt32, braidSum, comm, nullptr);
+      r = braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm, nullptr);
     if (me != holdBack) sh->doneNs[me] = monoNs();
     const std::string msg = braidGetLastError(comm);
     const std::string culprit = "rank " + std::to_string(victim);
@@ -245,7 +252,8 @@ TEST_P(Faults, EverySurvivorFailsFastNamingTheCulprit) {
   setenv("BRAID_TRANSPORT", c.transport, 1);
   setenv("BRAID_HEARTBEAT_MS", std::to_string(kHeartbeatMs).c_str(), 1);
   setenv("BRAID_HEARTBEAT_MISSES", std::to_string(kMisses).c_str(), 1);
-  setenv("BRAID_ALGO", "allreduce:ring;allgather:ring", 1);
+  // A forced algorithm keeps op 2 off the shared slots.
+  if (!c.slots) setenv("BRAID_ALGO", "allreduce:ring;allgather:ring", 1);
   if (c.kind == Kind::kCloseSocket || c.kind == Kind::kCorruptHeader) {
     const std::string spec = "rank=" + std::to_string(victim) + ",op=2,kind=" +
                              (c.kind == Kind::kCloseSocket ? "close-socket" : "corrupt-header");
@@ -288,11 +296,16 @@ std::vector<Case> allCases() {
   for (auto [kind, name] : kinds)
     for (int n : {4, 8})
       for (const char* t : {"tcp", "shm"}) cases.push_back({kind, name, n, t});
+  // Faults of a small collective on the shared slots (links play no part there).
+  for (auto [kind, name] : kinds)
+    if (kind != Kind::kCloseSocket && kind != Kind::kCorruptHeader)
+      cases.push_back({kind, name, 4, "shm", true});
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Faults, ::testing::ValuesIn(allCases()), [](const auto& info) {
-  return std::string(info.param.name) + "_" + std::to_string(info.param.nranks) + "_" + info.param.transport;
+  return std::string(info.param.name) + "_" + std::to_string(info.param.nranks) + "_" + info.param.transport +
+         (info.param.slots ? "_slots" : "");
 });
 
 }  // namespace

@@ -1,9 +1,14 @@
 #include "transports/shm/segment.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include "transports/net/auth.h"
 
@@ -23,25 +28,90 @@ void Mapping::reset() {
   addr_ = nullptr, size_ = 0;
 }
 
-Status createSegment(size_t size, net::Fd* fd, Mapping* map) {
+namespace {
+
+// The creator's pid in the name lets a cleanup check tell a leftover (its
+// creator is gone) from another live process's segment in its short window
+// between shm_open and shm_unlink.
+Status freshName(std::string* name) {
   uint8_t random[16];
   BRAID_RETURN_IF_ERROR(net::randomBytes(random, sizeof(random)));
   static const char kHex[] = "0123456789abcdef";
   char hex[2 * sizeof(random) + 1] = {};
   for (size_t i = 0; i < sizeof(random); ++i) hex[2 * i] = kHex[random[i] >> 4], hex[2 * i + 1] = kHex[random[i] & 15];
-  // The creator's pid in the name lets a cleanup check tell a leftover (its
-  // creator is gone) from another live process's segment in its one-instant
-  // window between shm_open and shm_unlink.
-  std::string name = std::string("/") + kNamePrefix + std::to_string(getpid()) + "-" + hex;
+  *name = std::string("/") + kNamePrefix + std::to_string(getpid()) + "-" + hex;
+  return Status::ok();
+}
+
+// Creates the object `name` (exclusive, 0600) of `size` zero bytes.
+Status createObject(const std::string& name, size_t size, net::Fd* fd) {
   int raw = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (raw < 0) return systemError("shm: shm_open(" + name + ")", errno);
-  shm_unlink(name.c_str());  // from here on only the descriptor keeps it alive
   net::Fd owned(raw);
-  if (ftruncate(raw, static_cast<off_t>(size)) != 0)
-    return systemError("shm: ftruncate of a " + std::to_string(size) + "-byte segment (is /dev/shm full?)", errno);
-  BRAID_RETURN_IF_ERROR(mapSegment(raw, size, map));
+  if (ftruncate(raw, static_cast<off_t>(size)) != 0) {
+    const int err = errno;
+    shm_unlink(name.c_str());
+    return systemError("shm: ftruncate of a " + std::to_string(size) + "-byte segment (is /dev/shm full?)",
+                       err);
+  }
   *fd = std::move(owned);
   return Status::ok();
+}
+
+}  // namespace
+
+Status createSegment(size_t size, net::Fd* fd, Mapping* map) {
+  std::string name;
+  BRAID_RETURN_IF_ERROR(freshName(&name));
+  net::Fd owned;
+  BRAID_RETURN_IF_ERROR(createObject(name, size, &owned));
+  shm_unlink(name.c_str());  // from here on only the descriptor keeps it alive
+  BRAID_RETURN_IF_ERROR(mapSegment(owned.get(), size, map));
+  *fd = std::move(owned);
+  return Status::ok();
+}
+
+Status createNamedSegment(size_t size, std::string* name, Mapping* map) {
+  std::string fresh;
+  BRAID_RETURN_IF_ERROR(freshName(&fresh));
+  net::Fd fd;
+  BRAID_RETURN_IF_ERROR(createObject(fresh, size, &fd));
+  Status mapped = mapSegment(fd.get(), size, map);
+  if (!mapped.isOk()) {
+    shm_unlink(fresh.c_str());
+    return mapped;
+  }
+  *name = std::move(fresh);
+  return Status::ok();  // the mapping keeps it alive once fd closes
+}
+
+Status openNamedSegment(const std::string& name, size_t size, Mapping* map) {
+  if (name.rfind(std::string("/") + kNamePrefix, 0) != 0 || name.find('/', 1) != std::string::npos)
+    return invalidArgument("shm: '" + name + "' is not a braid segment name");
+  int raw = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+  if (raw < 0) return systemError("shm: shm_open(" + name + ") of a peer's segment", errno);
+  net::Fd fd(raw);
+  return mapSegment(fd.get(), size, map);
+}
+
+void unlinkSegment(const std::string& name) { shm_unlink(name.c_str()); }
+
+int removeLeftoverSegments() {
+  DIR* dir = opendir("/dev/shm");
+  if (!dir) return 0;
+  int removed = 0;
+  const std::string prefix = kNamePrefix;
+  while (dirent* e = readdir(dir)) {
+    const std::string entry = e->d_name;
+    if (entry.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(entry.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || end == nullptr || *end != '-') continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (shm_unlink(("/" + entry).c_str()) == 0) ++removed;
+  }
+  closedir(dir);
+  return removed;
 }
 
 Status mapSegment(int fd, size_t size, Mapping* map) {

@@ -43,4 +43,17 @@ Status createSegment(size_t size, net::Fd* fd, Mapping* map);
 // Maps a segment received from a peer; fails unless it is exactly `size` bytes.
 Status mapSegment(int fd, size_t size, Mapping* map);
 
+// Named segments, for a group of processes that have no unix socket between
+// them to pass a descriptor: the creator makes one under a fresh random name
+// (same prefix and pid as above), the others open it by that name, and the
+// creator unlinks it as soon as everyone has it mapped. The name exists only
+// for that window; a crash inside it leaves a name that
+// removeLeftoverSegments() of a later run takes away.
+Status createNamedSegment(size_t size, std::string* name, Mapping* map);
+Status openNamedSegment(const std::string& name, size_t size, Mapping* map);
+void unlinkSegment(const std::string& name);
+// Unlinks every braid segment name in /dev/shm whose creating process (the pid
+// in the name) no longer exists. Returns how many it removed.
+int removeLeftoverSegments();
+
 }  // namespace braid::shm

@@ -1,0 +1,163 @@
+#include "core/host_slots.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "base/log.h"
+#include "core/bootstrap/bootstrap.h"
+
+namespace braid::core {
+namespace {
+
+constexpr uint64_t kMagic = 0x62726169642d736cULL;  // "braid-sl"
+
+struct AreaHeader {
+  uint64_t magic;
+  uint64_t nranks;
+  uint64_t slotBytes;
+};
+
+size_t roundUp(size_t v, size_t to) { return (v + to - 1) / to * to; }
+
+// Shared (no FUTEX_PRIVATE_FLAG): the word lives in memory other processes map.
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+void writeHeader(void* base, int nranks, size_t slotBytes) {
+  AreaHeader h{kMagic, static_cast<uint64_t>(nranks), slotBytes};
+  std::memcpy(base, &h, sizeof(h));
+}
+
+bool headerMatches(const void* base, int nranks, size_t slotBytes) {
+  AreaHeader h;
+  std::memcpy(&h, base, sizeof(h));
+  return h.magic == kMagic && h.nranks == static_cast<uint64_t>(nranks) && h.slotBytes == slotBytes;
+}
+
+// What rank 0 tells everyone: where the area is. Fixed size for allGather.
+struct Offer {
+  char name[104];
+  uint64_t slotBytes;  // 0: no area (rank 0 could not or was told not to make one)
+  uint64_t areaBytes;
+  uint64_t reserved;
+};
+static_assert(sizeof(Offer) == 128);
+
+}  // namespace
+
+size_t HostSlots::areaBytes(int nranks, size_t slotBytes) {
+  const size_t stride = roundUp(sizeof(Control) + slotBytes, kLine);
+  return kLine + static_cast<size_t>(nranks) * 2 * stride;
+}
+
+HostSlots::HostSlots(shm::Mapping mapping, int nranks, int rank, size_t slotBytes)
+    : mapping_(std::move(mapping)), nranks_(nranks), rank_(rank), slotBytes_(slotBytes) {
+  bind(static_cast<char*>(mapping_.get()));
+}
+
+HostSlots::HostSlots(std::shared_ptr<void> privateArea, int nranks, int rank, size_t slotBytes)
+    : privateArea_(std::move(privateArea)), nranks_(nranks), rank_(rank), slotBytes_(slotBytes) {
+  bind(static_cast<char*>(privateArea_.get()));
+}
+
+void HostSlots::bind(char* base) {
+  static_assert(sizeof(Control) == 16);
+  slotStride_ = roundUp(sizeof(Control) + slotBytes_, kLine);
+  slots_ = base + kLine;
+}
+
+std::shared_ptr<void> HostSlots::makePrivateArea(int nranks, size_t slotBytes) {
+  const size_t bytes = areaBytes(nranks, slotBytes);
+  void* p = std::aligned_alloc(kLine, roundUp(bytes, kLine));
+  if (!p) return nullptr;
+  std::memset(p, 0, bytes);
+  writeHeader(p, nranks, slotBytes);
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+void HostSlots::publish(uint32_t opNumber) const {
+  Control* c = control(rank_, opNumber);
+  // Both seq_cst, against the sleeper's seq_cst increment of `sleepers` then
+  // load of `published`: either it sees this op, or this load sees it asleep.
+  c->published.store(opNumber, std::memory_order_seq_cst);
+  if (c->sleepers.load(std::memory_order_seq_cst) != 0) futex(&c->published, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+void HostSlots::sleepUntilPublished(int r, uint32_t opNumber, int timeoutMs) const {
+  Control* c = control(r, opNumber);
+  c->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  const uint32_t seen = c->published.load(std::memory_order_seq_cst);
+  if (static_cast<int32_t>(seen - opNumber) < 0 && timeoutMs > 0) {
+    timespec ts{timeoutMs / 1000, static_cast<long>(timeoutMs % 1000) * 1000000L};
+    futex(&c->published, FUTEX_WAIT, seen, &ts);  // EAGAIN, EINTR, ETIMEDOUT: the caller re-checks
+  }
+  c->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes,
+                            std::unique_ptr<HostSlots>* out) {
+  out->reset();
+  const int n = bootstrap.nranks(), rank = bootstrap.rank();
+  std::vector<Offer> offers(static_cast<size_t>(n));
+  std::memset(offers.data(), 0, offers.size() * sizeof(Offer));
+  shm::Mapping mapping;
+  if (rank == 0 && slotBytes > 0) {
+    const int removed = shm::removeLeftoverSegments();
+    if (removed > 0)
+      BRAID_INFO("removed %d shared-memory segment(s) left in /dev/shm by dead processes", removed);
+    std::string name;
+    const size_t bytes = areaBytes(n, slotBytes);
+    Status made = shm::createNamedSegment(bytes, &name, &mapping);
+    if (made.isOk() && name.size() < sizeof(offers[0].name)) {
+      writeHeader(mapping.get(), n, slotBytes);
+      std::memcpy(offers[0].name, name.c_str(), name.size() + 1);
+      offers[0].slotBytes = slotBytes;
+      offers[0].areaBytes = bytes;
+    } else {
+      if (made.isOk()) shm::unlinkSegment(name);
+      BRAID_INFO("small collectives go without shared slots: %s", made.message().c_str());
+      mapping.reset();
+    }
+  }
+  Status offered = bootstrap.allGather(offers.data(), sizeof(Offer));
+  if (!offered.isOk() && rank == 0 && offers[0].slotBytes != 0) shm::unlinkSegment(offers[0].name);
+  BRAID_RETURN_IF_ERROR(offered);
+  Offer offer = offers[0];
+  if (offer.slotBytes == 0) return Status::ok();
+  offer.name[sizeof(offer.name) - 1] = '\0';
+  const std::string name = offer.name;
+
+  Status mine;
+  if (offer.areaBytes != areaBytes(n, offer.slotBytes))
+    mine = remoteError("rank 0 offered a slot area of " + std::to_string(offer.areaBytes) +
+                       " bytes, expected " + std::to_string(areaBytes(n, offer.slotBytes)));
+  else if (rank != 0 && slotBytes == 0)
+    mine = notSupported("this rank declines shared slots (BRAID_TRANSPORT or BRAID_SHM_SLOT_BYTES=0)");
+  else if (rank != 0)
+    mine = shm::openNamedSegment(name, offer.areaBytes, &mapping);
+  if (mine.isOk() && !headerMatches(mapping.get(), n, offer.slotBytes))
+    mine = remoteError("the slot area " + name + " does not describe this communicator");
+  std::vector<uint64_t> mapped(static_cast<size_t>(n), 0);
+  mapped[static_cast<size_t>(rank)] = mine.isOk() ? 1 : 0;
+  Status gathered = bootstrap.allGather(mapped.data(), sizeof(uint64_t));
+  if (rank == 0) shm::unlinkSegment(name);  // everyone who could map it has it mapped
+  BRAID_RETURN_IF_ERROR(gathered);
+  if (!mine.isOk()) BRAID_INFO("small collectives go without shared slots: %s", mine.message().c_str());
+  for (int r = 0; r < n; ++r)
+    if (mapped[static_cast<size_t>(r)] != 1) {
+      BRAID_INFO("small collectives go without shared slots: rank %d could not map them", r);
+      return Status::ok();
+    }
+  out->reset(new HostSlots(std::move(mapping), n, rank, offer.slotBytes));
+  return Status::ok();
+}
+
+}  // namespace braid::core

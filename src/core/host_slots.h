@@ -1,0 +1,110 @@
+// HostSlots: one shared-memory area for all ranks of a communicator that lives
+// on a single host, where small collectives run without the executor.
+//
+// Why: a small all-reduce through the executor is a schedule of sends and
+// receives over per-pair rings, each with its frame header, doorbell and
+// request bookkeeping; on one host that costs several times what the data
+// does. Here every rank owns a slot: it copies its input into the slot and
+// publishes the op's number, then reads the slots it needs straight from the
+// others' memory and computes its own output (slot_collectives.h). One store
+// to publish, one cache line per peer to see it: the same shape as Open MPI's
+// coll/sm and UCC's tl/shm.
+//
+// Layout: a header line, then per rank two slots used by alternate ops. A
+// slot starts with its control words (the op number last published in it, a
+// count of ranks sleeping on that word, the call's signature) and its data
+// follows in the same cache line, so a reader of a small input takes one
+// cache miss per peer. Reuse is safe without a second handshake: a rank publishes op
+// k only after it has read everything of op k-1, and before writing a slot for
+// op k a rank waits until every rank has published op k-1 (slot_collectives.cc
+// does that wait), so nobody still reads the slot of op k-2 being overwritten.
+//
+// Setup (establish) is collective over the bootstrap: rank 0 creates a named
+// segment, everyone maps it, rank 0 unlinks the name. If any rank cannot map
+// it (another /dev/shm, no memory), every rank goes without: small collectives
+// then take the executor like everything else.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "base/status.h"
+#include "transports/shm/segment.h"
+
+namespace braid::bootstrap {
+class Bootstrap;
+}
+
+namespace braid::core {
+
+class HostSlots {
+ public:
+  // Collective over every rank of `bootstrap`. Rank 0's slotBytes sets the
+  // size for all; any rank passing 0 declines, and then nobody uses slots.
+  // *out stays null when the communicator goes without.
+  // Fails only when the bootstrap itself fails.
+  static Status establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, std::unique_ptr<HostSlots>* out);
+
+  // For tests: an area for `nranks` in this process's memory, each "rank" a
+  // HostSlots view of it.
+  static std::shared_ptr<void> makePrivateArea(int nranks, size_t slotBytes);
+  HostSlots(std::shared_ptr<void> privateArea, int nranks, int rank, size_t slotBytes);
+
+  int nranks() const { return nranks_; }
+  int rank() const { return rank_; }
+  size_t slotBytes() const { return slotBytes_; }
+
+  // Where this rank writes op `opNumber`'s input, and the signature next to it
+  // (a description of the call, compared by readers to catch ranks that
+  // called different collectives).
+  char* mySlot(uint32_t opNumber) const { return slot(rank_, opNumber); }
+  void setMySignature(uint32_t opNumber, uint64_t signature) const {
+    control(rank_, opNumber)->signature = signature;
+  }
+  // Makes this rank's slot of op `opNumber` visible and wakes sleepers.
+  void publish(uint32_t opNumber) const;
+
+  // Whether rank r has published op `opNumber` (or a later one).
+  bool hasPublished(int r, uint32_t opNumber) const {
+    return static_cast<int32_t>(control(r, opNumber)->published.load(std::memory_order_acquire) - opNumber) >=
+           0;
+  }
+  // Sleeps until rank r publishes op `opNumber`, at most timeoutMs (a
+  // spurious early return is allowed: callers re-check).
+  void sleepUntilPublished(int r, uint32_t opNumber, int timeoutMs) const;
+
+  // Rank r's slot and signature for op `opNumber` (read only after
+  // hasPublished(r, opNumber) said yes).
+  char* slot(int r, uint32_t opNumber) const {
+    return reinterpret_cast<char*>(control(r, opNumber)) + sizeof(Control);
+  }
+  uint64_t signatureOf(int r, uint32_t opNumber) const { return control(r, opNumber)->signature; }
+
+  // Bytes of the whole area for nranks ranks and slotBytes per slot.
+  static size_t areaBytes(int nranks, size_t slotBytes);
+
+ private:
+  // The head of a slot; the data follows it.
+  struct Control {
+    std::atomic<uint32_t> published;  // the last op number published in this slot; also the futex word
+    std::atomic<uint32_t> sleepers;   // ranks sleeping on `published`
+    uint64_t signature;               // of the call published last
+  };
+  static constexpr size_t kLine = 64;
+  HostSlots(shm::Mapping mapping, int nranks, int rank, size_t slotBytes);
+  void bind(char* base);
+  Control* control(int r, uint32_t opNumber) const {
+    return reinterpret_cast<Control*>(slots_ + (static_cast<size_t>(r) * 2 + (opNumber & 1)) * slotStride_);
+  }
+
+  shm::Mapping mapping_;
+  std::shared_ptr<void> privateArea_;
+  int nranks_, rank_;
+  size_t slotBytes_;
+  size_t slotStride_ = 0;  // a slot's control words plus its data, cache-line aligned
+  char* slots_ = nullptr;
+};
+
+}  // namespace braid::core

@@ -1,0 +1,217 @@
+#include "core/slot_collectives.h"
+
+#include <sched.h>
+
+#include <cstring>
+#include <string>
+
+#include "base/deadline.h"
+#include "kernels/reduce.h"
+#include "transports/shm/doorbell.h"
+
+namespace braid::core {
+namespace {
+
+using algo::Collective;
+
+// Longest sleep before the halt flag and the deadline are looked at again.
+constexpr int kSleepCapMs = 20;
+
+bool reduces(Collective c) {
+  return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
+}
+
+// Bytes rank `rank` publishes; false on overflow or a collective slots do not run.
+bool publishedBytes(Collective c, size_t count, DataType t, int nranks, bool isRoot, size_t* out) {
+  const size_t block = count * dataTypeSize(t);
+  if (dataTypeSize(t) != 0 && block / dataTypeSize(t) != count) return false;
+  switch (c) {
+    case Collective::kAllReduce:
+    case Collective::kReduce:
+    case Collective::kAllGather:
+      *out = block;
+      return true;
+    case Collective::kBroadcast:
+      *out = isRoot ? block : 0;
+      return true;
+    case Collective::kReduceScatter:
+    case Collective::kAllToAll:
+      return !__builtin_mul_overflow(block, static_cast<size_t>(nranks), out);
+    case Collective::kBarrier:
+      *out = 0;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Who a rank must see published before it computes its output: everyone,
+// one rank (the root), or nobody (-2).
+constexpr int kEveryone = -1, kNobody = -2;
+int sources(const SlotCall& c, int rank) {
+  if (c.collective == Collective::kBroadcast) return rank == c.root ? kNobody : c.root;
+  if (c.collective == Collective::kReduce) return rank == c.root ? kEveryone : kNobody;
+  return kEveryone;
+}
+
+// Waits for ranks to publish an op number, spinning, then yielding or
+// sleeping, as the context says; the halt flag and deadline end any wait.
+class Waiter {
+ public:
+  Waiter(const HostSlots& slots, ExecutionContext& ctx)
+      : slots_(slots), ctx_(ctx), deadline_(ctx.timeoutMs, ctx.startedAt) {}
+
+  // Every rank but this one when who == kEveryone, else rank `who`.
+  Status wait(int who, uint32_t opNumber, const char* why) {
+    if (who == kNobody) return Status::ok();
+    if (who != kEveryone) return waitOne(who, opNumber, why);
+    for (int r = 0; r < slots_.nranks(); ++r)
+      if (r != slots_.rank()) BRAID_RETURN_IF_ERROR(waitOne(r, opNumber, why));
+    return Status::ok();
+  }
+
+ private:
+  Status waitOne(int r, uint32_t opNumber, const char* why) {
+    for (unsigned i = 1; !slots_.hasPublished(r, opNumber); ++i) {
+      if (ctx_.halted && ctx_.halted->load(std::memory_order_relaxed)) {
+        ctx_.suspect = r;
+        Status reason = ctx_.haltReason ? ctx_.haltReason() : abortedError("the communicator was halted");
+        return Status(reason.code(), ctx_.opName() + ": " + reason.message() + " while waiting for rank " +
+                                         std::to_string(r) + " " + why + " (shared slots)");
+      }
+      if (ctx_.yieldWhileSpinning)
+        sched_yield();
+      else
+        shm::cpuRelax();
+      if (i % 64 != 0) continue;
+      const uint64_t now = nowNs();
+      if (spinSince_ == 0) spinSince_ = now;
+      if (now - spinSince_ < static_cast<uint64_t>(ctx_.spinNs)) continue;
+      if (deadline_.expired()) {
+        ctx_.suspect = r;
+        return timeoutError(ctx_.opName() + " timed out (BRAID_TIMEOUT_MS=" + std::to_string(ctx_.timeoutMs) +
+                            ") waiting for rank " + std::to_string(r) + " " + why + " (shared slots)");
+      }
+      slots_.sleepUntilPublished(r, opNumber, deadline_.remainingMs(kSleepCapMs));
+    }
+    return Status::ok();
+  }
+
+  const HostSlots& slots_;
+  ExecutionContext& ctx_;
+  Deadline deadline_;
+  uint64_t spinSince_ = 0;  // the clock when this op first found nothing to do
+};
+
+// out = in[0] op in[1] op ... in rank order, so every rank gets the same bits.
+void reduceSlots(const HostSlots& slots, uint32_t opNumber, size_t offset, const SlotCall& c, void* out) {
+  const int n = slots.nranks();
+  const char* first = slots.slot(0, opNumber) + offset;
+  if (n == 1) {
+    std::memcpy(out, first, c.count * dataTypeSize(c.dtype));
+  } else {
+    kernels::reduce(out, first, slots.slot(1, opNumber) + offset, c.count, c.dtype, c.op);
+    for (int r = 2; r < n; ++r)
+      kernels::reduce(out, out, slots.slot(r, opNumber) + offset, c.count, c.dtype, c.op);
+  }
+  if (c.op == RedOp::kAvg) kernels::divideBy(out, c.count, c.dtype, static_cast<uint64_t>(n));
+}
+
+void derive(const HostSlots& slots, uint32_t opNumber, const SlotCall& c) {
+  const int n = slots.nranks(), me = slots.rank();
+  const size_t block = c.count * dataTypeSize(c.dtype);
+  char* out = static_cast<char*>(c.output);
+  switch (c.collective) {
+    case Collective::kAllReduce:
+      reduceSlots(slots, opNumber, 0, c, out);
+      break;
+    case Collective::kReduce:
+      if (me == c.root) reduceSlots(slots, opNumber, 0, c, out);
+      break;
+    case Collective::kBroadcast:
+      if (me != c.root)
+        std::memcpy(out, slots.slot(c.root, opNumber), block);
+      else if (out != c.input)
+        std::memcpy(out, c.input, block);
+      break;
+    case Collective::kAllGather:
+      for (int r = 0; r < n; ++r) std::memcpy(out + r * block, slots.slot(r, opNumber), block);
+      break;
+    case Collective::kReduceScatter:
+      reduceSlots(slots, opNumber, me * block, c, out);
+      break;
+    case Collective::kAllToAll:
+      for (int r = 0; r < n; ++r) std::memcpy(out + r * block, slots.slot(r, opNumber) + me * block, block);
+      break;
+    default:
+      break;  // barrier: nothing to compute
+  }
+}
+
+Status checkSignatures(const HostSlots& slots, uint32_t opNumber, int who, uint64_t mine,
+                       ExecutionContext& ctx) {
+  for (int r = 0; r < slots.nranks(); ++r) {
+    if (r == slots.rank() || (who != kEveryone && who != r)) continue;
+    const uint64_t theirs = slots.signatureOf(r, opNumber);
+    if (theirs == mine) continue;
+    ctx.suspect = r;
+    return remoteError(ctx.opName() + ": rank " + std::to_string(r) + " called " +
+                       describeSlotSignature(theirs) + " while this rank called " +
+                       describeSlotSignature(mine) + ": the ranks called different collectives");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+bool fitsSlots(const algo::CollectiveArgs& args, size_t slotBytes) {
+  if (args.quantized || slotBytes == 0) return false;
+  size_t bytes = 0;
+  // The root publishes the most (broadcast): judge by it so every rank agrees.
+  if (!publishedBytes(args.collective, args.count, args.dtype, args.nranks, true, &bytes)) return false;
+  return bytes <= slotBytes && args.count < (size_t{1} << 24);
+}
+
+uint64_t slotSignature(const SlotCall& c) {
+  const bool rooted = c.collective == Collective::kBroadcast || c.collective == Collective::kReduce;
+  return static_cast<uint64_t>(c.collective) | static_cast<uint64_t>(c.dtype) << 8 |
+         static_cast<uint64_t>(reduces(c.collective) ? static_cast<int>(c.op) : 0) << 16 |
+         static_cast<uint64_t>(rooted ? c.root & 0xffff : 0) << 24 |
+         static_cast<uint64_t>(c.count & 0xffffff) << 40;
+}
+
+std::string describeSlotSignature(uint64_t s) {
+  const int kind = static_cast<int>(s & 0xff), type = static_cast<int>(s >> 8 & 0xff),
+            op = static_cast<int>(s >> 16 & 0xff);
+  if (kind < 1 || kind >= algo::kNumCollectives || !isValidDataType(type) || !isValidRedOp(op))
+    return "an unknown collective (signature " + std::to_string(s) + ")";
+  const auto c = static_cast<Collective>(kind);
+  std::string out = std::string(algo::collectiveName(c));
+  if (c == Collective::kBarrier) return out;
+  out += " of " + std::to_string(s >> 40) + " x " + dataTypeName(static_cast<DataType>(type));
+  if (reduces(c)) out += std::string(" (") + redOpName(static_cast<RedOp>(op)) + ")";
+  if (c == Collective::kBroadcast || c == Collective::kReduce)
+    out += " with root " + std::to_string(s >> 24 & 0xffff);
+  return out;
+}
+
+Status runOnSlots(const HostSlots& slots, uint32_t opNumber, const SlotCall& call, ExecutionContext& ctx) {
+  Waiter waiter(slots, ctx);
+  // The slot written now was last read in op opNumber - 2: every rank is past
+  // it once it has published opNumber - 1 (usually seen in the last op already).
+  BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, opNumber - 1, "to finish its previous op"));
+  size_t bytes = 0;
+  publishedBytes(call.collective, call.count, call.dtype, slots.nranks(), slots.rank() == call.root, &bytes);
+  if (bytes > 0) std::memcpy(slots.mySlot(opNumber), call.input, bytes);
+  const uint64_t signature = slotSignature(call);
+  slots.setMySignature(opNumber, signature);
+  slots.publish(opNumber);
+
+  const int who = sources(call, slots.rank());
+  BRAID_RETURN_IF_ERROR(waiter.wait(who, opNumber, "to publish its input"));
+  BRAID_RETURN_IF_ERROR(checkSignatures(slots, opNumber, who, signature, ctx));
+  derive(slots, opNumber, call);
+  return Status::ok();
+}
+
+}  // namespace braid::core

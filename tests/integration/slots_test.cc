@@ -1,0 +1,108 @@
+// Shared slots for small collectives (core/host_slots.h) in real processes:
+// when every rank is on one host, small calls run on them (the flight recorder
+// names "shm-slots") and large ones take an algorithm; forcing TCP, pretend
+// hosts, BRAID_SHM_SLOT_BYTES=0 or a forced algorithm keep them off; a bad
+// BRAID_SHM_SLOT_BYTES fails init clearly. The results themselves are checked
+// by the correctness matrix (matrix_test.cc), whose small counts run here.
+#include <braid/braid.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace braid::itest {
+namespace {
+
+// The algorithms the flight recorder shows for a 64 B and a 64 KiB all-reduce.
+std::pair<std::string, std::string> algorithmsUsed(braidComm_t comm, int rank, int n) {
+  std::vector<float> in(16384, static_cast<float>(rank + 1)), out(16384, 0);
+  for (size_t count : {size_t{16}, in.size()}) {
+    EXPECT_EQ(braidAllReduce(in.data(), out.data(), count, braidFloat32, braidSum, comm, nullptr),
+              braidSuccess)
+        << braidGetLastError(comm);
+    EXPECT_EQ(out[count - 1], n * (n + 1) / 2.0f);
+  }
+  const std::string path = "/tmp/braid-slots-test-" + std::to_string(getpid()) + ".json";
+  EXPECT_EQ(braidCommDumpTrace(comm, path.c_str()), braidSuccess);
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  unlink(path.c_str());
+  std::vector<std::string> algorithms;
+  const std::string key = "\"algorithm\":\"";
+  for (size_t at = text.str().find(key); at != std::string::npos; at = text.str().find(key, at + 1)) {
+    const size_t from = at + key.size();
+    algorithms.push_back(text.str().substr(from, text.str().find('"', from) - from));
+  }
+  EXPECT_EQ(algorithms.size(), 2u) << text.str();
+  if (algorithms.size() != 2) return {};
+  return {algorithms[0], algorithms[1]};
+}
+
+void expectSlots(bool wanted, const std::function<void(int rank)>& setEnv) {
+  RunOptions o;
+  o.nranks = 3;
+  o.init = false;
+  o.limitSeconds = 30;
+  runRanks(o, [&](RankContext& ctx) {
+    setEnv(ctx.rank);
+    braidComm_t comm = nullptr;
+    ASSERT_EQ(braidCommInitRank(&comm, 3, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
+    auto [small, large] = algorithmsUsed(comm, ctx.rank, 3);
+    if (wanted)
+      EXPECT_EQ(small, "shm-slots");
+    else
+      EXPECT_NE(small, "shm-slots");
+    EXPECT_NE(large, "shm-slots") << "64 KiB is more than a slot holds";
+    EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
+  });
+}
+
+TEST(Slots, SmallCallsUseThemWhenEveryRankSharesTheHost) {
+  expectSlots(true, [](int) {});
+}
+
+TEST(Slots, ForcedTcpKeepsThemOff) {
+  expectSlots(false, [](int) { setenv("BRAID_TRANSPORT", "tcp", 1); });
+}
+
+TEST(Slots, OneRankForcingTcpKeepsThemOffForAll) {
+  expectSlots(false, [](int rank) {
+    if (rank == 2) setenv("BRAID_TRANSPORT", "tcp", 1);
+  });
+}
+
+TEST(Slots, RanksOnDifferentHostsDoNotUseThem) {
+  expectSlots(false,
+              [](int rank) { setenv("BRAID_HOSTID", rank == 0 ? "slots-host-a" : "slots-host-b", 1); });
+}
+
+TEST(Slots, ZeroBytesTurnsThemOff) {
+  expectSlots(false, [](int) { setenv("BRAID_SHM_SLOT_BYTES", "0", 1); });
+}
+
+TEST(Slots, AForcedAlgorithmIsWhatRuns) {
+  expectSlots(false, [](int) { setenv("BRAID_ALGO", "allreduce:ring", 1); });
+}
+
+TEST(Slots, BadSlotBytesFailInitNamingTheVariable) {
+  RunOptions o;
+  o.nranks = 1;
+  o.init = false;
+  runRanks(o, [](RankContext& ctx) {
+    for (const char* bad : {"-1", "1048577"}) {
+      setenv("BRAID_SHM_SLOT_BYTES", bad, 1);
+      braidComm_t comm = nullptr;
+      EXPECT_EQ(braidCommInitRank(&comm, 1, ctx.id, 0), braidInvalidArgument) << bad;
+      EXPECT_NE(std::string(braidGetLastError(nullptr)).find("BRAID_SHM_SLOT_BYTES"), std::string::npos)
+          << braidGetLastError(nullptr);
+    }
+  });
+}
+
+}  // namespace
+}  // namespace braid::itest

@@ -1,0 +1,350 @@
+// Small collectives on shared slots (core/slot_collectives.h), with threads
+// standing in for ranks over one in-process area: every collective x dtype x
+// op x rank count against a reference folded straight from the inputs, slots
+// reused over long runs of mixed ops, and the failure paths (ranks that call
+// different collectives, a halted op, a rank that never comes).
+#include "core/slot_collectives.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "kernels/reduce.h"
+
+namespace braid::core {
+namespace {
+
+using algo::Collective;
+
+constexpr size_t kSlotBytes = 2048;
+
+// One op as every rank calls it; inputs and outputs per rank.
+struct Case {
+  Collective collective = Collective::kAllReduce;
+  DataType dtype = DataType::kFloat32;
+  RedOp op = RedOp::kSum;
+  size_t count = 0;
+  int root = 0;
+};
+
+size_t inputBytes(const Case& c, int n) {
+  const size_t block = c.count * dataTypeSize(c.dtype);
+  return c.collective == Collective::kReduceScatter || c.collective == Collective::kAllToAll ? block * n
+                                                                                             : block;
+}
+size_t outputBytes(const Case& c, int n) {
+  const size_t block = c.count * dataTypeSize(c.dtype);
+  return c.collective == Collective::kAllGather || c.collective == Collective::kAllToAll ? block * n : block;
+}
+
+// Small integers, exact in every type. The reference folds with the same
+// kernels (tested on their own), so what this checks is the slots' plumbing:
+// the right slots, blocks, order, op and Avg's division.
+std::vector<char> makeInput(const Case& c, int n, int rank, std::mt19937& rng) {
+  std::vector<char> out(inputBytes(c, n));
+  const size_t es = dataTypeSize(c.dtype);
+  std::vector<char> one(es);
+  for (size_t i = 0; i < out.size() / es; ++i) {
+    const int v = static_cast<int>(rng() % 4) + (rank & 1);  // 0..4, written in the element type
+    switch (c.dtype) {
+      case DataType::kFloat32: {
+        float f = static_cast<float>(v);
+        std::memcpy(one.data(), &f, 4);
+        break;
+      }
+      case DataType::kFloat64: {
+        double d = v;
+        std::memcpy(one.data(), &d, 8);
+        break;
+      }
+      case DataType::kFloat16: {
+        uint16_t h[] = {0x0000, 0x3c00, 0x4000, 0x4200, 0x4400};
+        std::memcpy(one.data(), &h[v], 2);
+        break;
+      }
+      case DataType::kBfloat16: {
+        uint16_t b[] = {0x0000, 0x3f80, 0x4000, 0x4040, 0x4080};
+        std::memcpy(one.data(), &b[v], 2);
+        break;
+      }
+      case DataType::kFloat8e4m3: {
+        uint8_t e[] = {0x00, 0x38, 0x40, 0x44, 0x48};
+        one[0] = static_cast<char>(e[v]);
+        break;
+      }
+      case DataType::kFloat8e5m2: {
+        uint8_t e[] = {0x00, 0x3c, 0x40, 0x42, 0x44};
+        one[0] = static_cast<char>(e[v]);
+        break;
+      }
+      default: {
+        int64_t x = v;
+        std::memcpy(one.data(), &x, es);
+        break;
+      }  // little-endian integers
+    }
+    std::memcpy(out.data() + i * es, one.data(), es);
+  }
+  return out;
+}
+
+// What rank `rank` must hold after the op, computed from all inputs directly.
+std::vector<char> reference(const Case& c, int n, int rank, const std::vector<std::vector<char>>& in) {
+  const size_t block = c.count * dataTypeSize(c.dtype);
+  std::vector<char> out(outputBytes(c, n));
+  auto fold = [&](size_t offset) {
+    if (block == 0) return;
+    std::memcpy(out.data(), in[0].data() + offset, block);
+    for (int r = 1; r < n; ++r)
+      kernels::reduce(out.data(), out.data(), in[r].data() + offset, c.count, c.dtype, c.op);
+    if (c.op == RedOp::kAvg) kernels::divideBy(out.data(), c.count, c.dtype, static_cast<uint64_t>(n));
+  };
+  switch (c.collective) {
+    case Collective::kAllReduce:
+      fold(0);
+      break;
+    case Collective::kReduce:
+      if (rank == c.root) fold(0);
+      break;
+    case Collective::kBroadcast:
+      if (block) std::memcpy(out.data(), in[c.root].data(), block);
+      break;
+    case Collective::kAllGather:
+      for (int r = 0; r < n; ++r)
+        if (block) std::memcpy(out.data() + r * block, in[r].data(), block);
+      break;
+    case Collective::kReduceScatter:
+      fold(rank * block);
+      break;
+    case Collective::kAllToAll:
+      for (int r = 0; r < n; ++r)
+        if (block) std::memcpy(out.data() + r * block, in[r].data() + rank * block, block);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+struct Rank {
+  std::unique_ptr<HostSlots> slots;
+  std::atomic<bool> halted{false};
+  uint32_t opNumber = 0;
+  ExecutionContext ctx;
+};
+
+class SlotGroup {
+ public:
+  explicit SlotGroup(int n, int timeoutMs = 20000) : n_(n), area_(HostSlots::makePrivateArea(n, kSlotBytes)) {
+    for (int r = 0; r < n; ++r) {
+      auto rank = std::make_unique<Rank>();
+      rank->slots = std::make_unique<HostSlots>(area_, n, r, kSlotBytes);
+      rank->ctx.halted = &rank->halted;
+      rank->ctx.haltReason = [] { return abortedError("halted by the test"); };
+      rank->ctx.timeoutMs = timeoutMs;
+      // More threads than cores here: yield while waiting, as an oversubscribed rank does.
+      rank->ctx.spinNs = 1000000;
+      rank->ctx.yieldWhileSpinning = true;
+      rank->ctx.opKind = "op";
+      ranks_.push_back(std::move(rank));
+    }
+  }
+  Rank& rank(int r) { return *ranks_[r]; }
+
+  Status call(int r, const Case& c, const void* in, void* out) {
+    Rank& me = *ranks_[r];
+    SlotCall call{c.collective, c.dtype, c.op, c.count, c.root, in, out};
+    me.ctx.opSeq = ++me.opNumber;
+    me.ctx.startedAt = Clock::now();
+    me.ctx.suspect = -1;
+    return runOnSlots(*me.slots, me.opNumber, call, me.ctx);
+  }
+
+  // Every rank runs body(rank) on a thread of its own.
+  void parallel(const std::function<void(int)>& body) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n_; ++r) threads.emplace_back(body, r);
+    for (auto& t : threads) t.join();
+  }
+
+ private:
+  int n_;
+  std::shared_ptr<void> area_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+};
+
+std::vector<Case> everyCase(int n) {
+  std::vector<Case> cases;
+  const Collective reducing[] = {Collective::kAllReduce, Collective::kReduce, Collective::kReduceScatter};
+  const Collective moving[] = {Collective::kBroadcast, Collective::kAllGather, Collective::kAllToAll};
+  for (int t = 0; t < kNumDataTypes; ++t)
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{31}}) {
+      const auto dtype = static_cast<DataType>(t);
+      for (Collective c : reducing)
+        for (int op = 0; op < kNumRedOps; ++op)
+          cases.push_back({c, dtype, static_cast<RedOp>(op), count, static_cast<int>(count % n)});
+      for (Collective c : moving)
+        cases.push_back({c, dtype, RedOp::kSum, count, static_cast<int>((count + t) % n)});
+    }
+  cases.push_back({Collective::kBarrier, DataType::kUint8, RedOp::kSum, 0, 0});
+  return cases;
+}
+
+class SlotCollectives : public ::testing::TestWithParam<int> {};
+
+// Every case in a row on the same slots, so each slot is reused hundreds of
+// times, by ops of every shape, with ranks drifting apart (some do random
+// extra work between ops).
+TEST_P(SlotCollectives, EveryCollectiveDtypeAndOpMatchesTheReference) {
+  const int n = GetParam();
+  const std::vector<Case> cases = everyCase(n);
+  SlotGroup group(n);
+  std::vector<std::vector<std::vector<char>>> inputs(cases.size());
+  std::mt19937 rng(1234 + n);
+  for (size_t i = 0; i < cases.size(); ++i)
+    for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
+
+  std::vector<std::string> failures(n);
+  group.parallel([&](int r) {
+    std::mt19937 jitter(r);
+    for (size_t i = 0; i < cases.size() && failures[r].empty(); ++i) {
+      const Case& c = cases[i];
+      std::vector<char> out(outputBytes(c, n), 0x5a);
+      const bool noOutput = c.collective == Collective::kReduce && r != c.root;
+      Status st = group.call(r, c, inputs[i][r].data(), noOutput ? nullptr : out.data());
+      if (!st.isOk()) {
+        failures[r] = "case " + std::to_string(i) + ": " + st.message();
+        break;
+      }
+      if (!noOutput && out != reference(c, n, r, inputs[i]))
+        failures[r] = "case " + std::to_string(i) + " (" +
+                      describeSlotSignature(
+                          slotSignature({c.collective, c.dtype, c.op, c.count, c.root, nullptr, nullptr})) +
+                      "): wrong output";
+      std::atomic<unsigned> spin{
+          static_cast<unsigned>(jitter() % 2000)};  // an atomic, so the busy loop is not optimised away
+      while (spin.fetch_sub(1, std::memory_order_relaxed) > 0) {
+      }
+    }
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+}
+
+INSTANTIATE_TEST_SUITE_P(RankCounts, SlotCollectives, ::testing::Values(2, 3, 5, 8));
+
+TEST(SlotCollectives, InPlaceAllReduceAndAllGather) {
+  const int n = 3;
+  SlotGroup group(n);
+  std::vector<std::vector<int32_t>> data(n);
+  group.parallel([&](int r) {
+    std::vector<int32_t> v = {r + 1, 10 * (r + 1)};
+    ASSERT_TRUE(
+        group.call(r, {Collective::kAllReduce, DataType::kInt32, RedOp::kSum, 2, 0}, v.data(), v.data())
+            .isOk());
+    std::vector<int32_t> all(n, 0);
+    all[r] = v[0] + r;  // in place: the own block sits at rank * count
+    ASSERT_TRUE(
+        group.call(r, {Collective::kAllGather, DataType::kInt32, RedOp::kSum, 1, 0}, &all[r], all.data())
+            .isOk());
+    data[r] = {v[0], v[1], all[0], all[1], all[2]};
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(data[r], (std::vector<int32_t>{6, 60, 6, 7, 8})) << "rank " << r;
+}
+
+TEST(SlotCollectives, RanksThatCallDifferentCollectivesAreToldWhich) {
+  SlotGroup group(2, 5000);
+  Status st[2];
+  group.parallel([&](int r) {
+    float x[4] = {1, 2, 3, 4}, y[4];
+    Case c{r == 0 ? Collective::kAllReduce : Collective::kBroadcast, DataType::kFloat32, RedOp::kSum, 4, 0};
+    st[r] = group.call(r, c, x, y);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(st[r].code(), Code::kRemoteError) << st[r].message();
+    EXPECT_NE(st[r].message().find("different collectives"), std::string::npos) << st[r].message();
+    EXPECT_EQ(group.rank(r).ctx.suspect, 1 - r);
+  }
+  EXPECT_NE(st[0].message().find("rank 1 called broadcast of 4 x"), std::string::npos) << st[0].message();
+  EXPECT_NE(st[1].message().find("rank 0 called allreduce of 4 x"), std::string::npos) << st[1].message();
+}
+
+TEST(SlotCollectives, AHaltedOpStopsNamingTheRankItWaitedFor) {
+  SlotGroup group(3);
+  group.rank(0).halted = true;
+  int32_t x = 1, y = 0;
+  Status st = group.call(0, {Collective::kAllReduce, DataType::kInt32, RedOp::kSum, 1, 0}, &x, &y);
+  EXPECT_EQ(st.code(), Code::kAborted) << st.message();
+  EXPECT_NE(st.message().find("halted by the test while waiting for rank 1"), std::string::npos)
+      << st.message();
+  EXPECT_EQ(group.rank(0).ctx.suspect, 1);
+  EXPECT_EQ(y, 0) << "a failed op leaves the output alone";
+}
+
+TEST(SlotCollectives, ARankThatNeverComesTimesOutNamingIt) {
+  SlotGroup group(3, 100);
+  Status st[3];
+  // Ranks 0 and 1 call; rank 2 never does.
+  group.parallel([&](int r) {
+    if (r == 2) return;
+    int32_t x = r, y = -1;
+    st[r] = group.call(r, {Collective::kAllReduce, DataType::kInt32, RedOp::kSum, 1, 0}, &x, &y);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(st[r].code(), Code::kTimeout) << st[r].message();
+    EXPECT_NE(st[r].message().find("waiting for rank 2"), std::string::npos) << st[r].message();
+    EXPECT_EQ(group.rank(r).ctx.suspect, 2);
+  }
+}
+
+TEST(SlotCollectives, WhatFitsDependsOnlyOnTheCallsShape) {
+  algo::CollectiveArgs a;
+  a.nranks = 4;
+  a.dtype = DataType::kFloat32;
+  a.collective = Collective::kAllReduce;
+  a.count = 256;  // 1 KiB
+  EXPECT_TRUE(fitsSlots(a, 1024));
+  EXPECT_FALSE(fitsSlots(a, 1023));
+  EXPECT_FALSE(fitsSlots(a, 0)) << "0 turns slots off";
+  a.collective = Collective::kBroadcast;  // every rank judges by the root's input
+  for (int rank = 0; rank < 4; ++rank) {
+    a.rank = rank;
+    EXPECT_FALSE(fitsSlots(a, 1023));
+  }
+  a.collective = Collective::kAllToAll;  // n blocks per rank
+  a.count = 64;
+  EXPECT_TRUE(fitsSlots(a, 1024));
+  EXPECT_FALSE(fitsSlots(a, 1023));
+  a.collective = Collective::kReduceScatter;
+  EXPECT_TRUE(fitsSlots(a, 1024));
+  EXPECT_FALSE(fitsSlots(a, 1023));
+  a.collective = Collective::kAllToAllv;
+  EXPECT_FALSE(fitsSlots(a, 1 << 20));
+  a.collective = Collective::kSendRecv;
+  EXPECT_FALSE(fitsSlots(a, 1 << 20));
+  a.collective = Collective::kAllGather;
+  a.quantized = true;
+  EXPECT_FALSE(fitsSlots(a, 1 << 20)) << "quantized calls keep their wire format";
+  a.quantized = false;
+  a.count = SIZE_MAX / 2;
+  EXPECT_FALSE(fitsSlots(a, 1 << 20)) << "overflow";
+}
+
+TEST(SlotCollectives, SignaturesDescribeTheCall) {
+  EXPECT_EQ(describeSlotSignature(slotSignature(
+                {Collective::kReduce, DataType::kBfloat16, RedOp::kMax, 12, 3, nullptr, nullptr})),
+            "reduce of 12 x bfloat16 (max) with root 3");
+  EXPECT_EQ(describeSlotSignature(
+                slotSignature({Collective::kBarrier, DataType::kUint8, RedOp::kSum, 0, 0, nullptr, nullptr})),
+            "barrier");
+  EXPECT_NE(slotSignature({Collective::kAllReduce, DataType::kFloat32, RedOp::kSum, 4, 0, nullptr, nullptr}),
+            slotSignature({Collective::kAllReduce, DataType::kFloat32, RedOp::kSum, 5, 0, nullptr, nullptr}));
+  EXPECT_EQ(describeSlotSignature(0xff), "an unknown collective (signature 255)");
+}
+
+}  // namespace
+}  // namespace braid::core
