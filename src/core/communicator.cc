@@ -14,6 +14,7 @@
 #include "core/bootstrap/root.h"
 #include "core/comm_topology.h"
 #include "core/engine_thread.h"
+#include "core/launch.h"
 #include "core/peer_connector.h"
 #include "core/slot_collectives.h"
 #include "core/trace_signal.h"
@@ -218,7 +219,9 @@ Status Communicator::buildCollective(const algo::CollectiveArgs& args, const voi
   if (args.collective == algo::Collective::kBroadcast || args.collective == algo::Collective::kReduce)
     op->rootOrPeer = args.root;
   op->buffers = BufferList({const_cast<void*>(input), 0}, {output, 0});
-  if (runsOnSlots(args)) {
+  // A call inside braidGroupStart/End joins the group's fused schedule, so it
+  // needs one of its own.
+  if (!inGroup() && runsOnSlots(args)) {
     op->onSlots = true;
     op->plan = slotsPlan_;
     return Status::ok();

@@ -89,6 +89,22 @@ TEST(Slots, AForcedAlgorithmIsWhatRuns) {
   expectSlots(false, [](int) { setenv("BRAID_ALGO", "allreduce:ring", 1); });
 }
 
+// Collectives inside a group are fused into one schedule with the rest of the
+// group: small ones must not be left to the slots (which would leave them
+// out of the schedule).
+TEST(Slots, SmallCollectivesInAGroupAreComputed) {
+  runRanks(3, [](RankContext& ctx) {
+    std::vector<int32_t> a(4, ctx.rank + 1), b(2, 10 * (ctx.rank + 1)), outA(4, 0), outB(6, 0);
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidAllReduce(a.data(), outA.data(), a.size(), braidInt32, braidSum, ctx.comm, nullptr),
+              braidSuccess);
+    EXPECT_EQ(braidAllGather(b.data(), outB.data(), b.size(), braidInt32, ctx.comm, nullptr), braidSuccess);
+    ASSERT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(ctx.comm);
+    EXPECT_EQ(outA, std::vector<int32_t>(4, 6));
+    EXPECT_EQ(outB, (std::vector<int32_t>{10, 10, 20, 20, 30, 30}));
+  });
+}
+
 TEST(Slots, BadSlotBytesFailInitNamingTheVariable) {
   RunOptions o;
   o.nranks = 1;
