@@ -115,17 +115,23 @@ Status Communicator::establishSlots() {
   const bool wanted = config_.transport.empty() || config_.transport == "shm";
   BRAID_RETURN_IF_ERROR(HostSlots::establish(*bootstrap_, wanted ? config_.slotBytes : 0, &slots_));
   if (!slots_) return Status::ok();
-  auto plan = std::make_shared<Plan>();
-  plan->algorithm = "shm-slots";
-  slotsPlan_ = std::move(plan);
-  BRAID_INFO("small collectives (up to %zu B per rank) run on shared slots", slots_->slotBytes());
+  auto whole = std::make_shared<Plan>(), chunked = std::make_shared<Plan>();
+  whole->algorithm = "shm-slots";
+  chunked->algorithm = "shm-slots-chunked";
+  slotsPlan_ = std::move(whole);
+  chunkedSlotsPlan_ = std::move(chunked);
+  BRAID_INFO(
+      "collectives of up to %zu B per rank, and larger all-reduces in chunks of %zu B, run on shared slots",
+      std::min(slots_->slotBytes(), kWholeMaxBytes), slots_->slotBytes());
   return Status::ok();
 }
 
-bool Communicator::runsOnSlots(const algo::CollectiveArgs& args) const {
-  if (!slots_ || !fitsSlots(args, slots_->slotBytes())) return false;
+SlotPath Communicator::slotPathFor(const algo::CollectiveArgs& args) const {
+  if (!slots_) return SlotPath::kNone;
   // An algorithm the user forced (BRAID_ALGO) is what they want measured or tested.
-  return config_.overrides.forced(args.collective, args.count * args.elemSize()) == nullptr;
+  if (config_.overrides.forced(args.collective, args.count * args.elemSize()) != nullptr)
+    return SlotPath::kNone;
+  return slotPath(args, slots_->slotBytes());
 }
 
 void Communicator::choosePolling() {
@@ -221,9 +227,8 @@ Status Communicator::buildCollective(const algo::CollectiveArgs& args, const voi
   op->buffers = BufferList({const_cast<void*>(input), 0}, {output, 0});
   // A call inside braidGroupStart/End joins the group's fused schedule, so it
   // needs one of its own.
-  if (!inGroup() && runsOnSlots(args)) {
-    op->onSlots = true;
-    op->plan = slotsPlan_;
+  if (!inGroup() && (op->slotPath = slotPathFor(args)) != SlotPath::kNone) {
+    op->plan = op->slotPath == SlotPath::kWhole ? slotsPlan_ : chunkedSlotsPlan_;
     return Status::ok();
   }
   PlanKey key;
@@ -361,7 +366,12 @@ Status Communicator::runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket
   ctx.startedAt = now;
   Status status;
   if (config_.faultInjection.armedFor(rank_, ticket + 1)) status = config_.faultInjection.apply(nranks_, connections_);
-  if (status.isOk()) status = op.onSlots ? runSlots(op, ctx) : execute(*op.plan, op.buffers.view(), ctx);
+  if (status.isOk() && slots_) {
+    const SlotCall call = slotCallOf(op, ticket);
+    slots_->announce(ticket, slotSignature(call));
+    if (op.slotPath != SlotPath::kNone) status = runOnSlots(*slots_, &slotOps_, call, ctx);
+  }
+  if (status.isOk() && op.slotPath == SlotPath::kNone) status = execute(*op.plan, op.buffers.view(), ctx);
 
   if (!status.isOk()) {
     status = settle(status, ctx);
@@ -380,7 +390,7 @@ Status Communicator::runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket
   return finish(status);
 }
 
-Status Communicator::runSlots(const Op& op, ExecutionContext& ctx) {
+SlotCall Communicator::slotCallOf(const Op& op, uint64_t ticket) {
   SlotCall call;
   call.collective = op.collective;
   call.dtype = op.dtype;
@@ -389,7 +399,9 @@ Status Communicator::runSlots(const Op& op, ExecutionContext& ctx) {
   call.root = op.rootOrPeer < 0 ? 0 : op.rootOrPeer;
   call.input = op.buffers[0].data;
   call.output = op.buffers[1].data;
-  return runOnSlots(*slots_, ++slotOps_, call, ctx);
+  call.path = op.slotPath;
+  call.ticket = ticket;
+  return call;
 }
 
 // How long a rank whose link broke waits for the watchdog to name a root cause

@@ -57,7 +57,7 @@ struct CommConfig {
   size_t traceBufferSize = 1024;  // BRAID_TRACE_BUFFER_SIZE: ops the flight recorder keeps
   std::string traceDir;          // BRAID_TRACE_DIR: where traces are dumped on failure
   std::string transport;  // BRAID_TRANSPORT: force one for every pair ("" = per pair)
-  size_t slotBytes = 16384;  // BRAID_SHM_SLOT_BYTES: per-rank slot for small collectives on one host (0: off)
+  size_t slotBytes = 262144;   // BRAID_SHM_SLOT_BYTES: per-rank slot of the shared slots on one host (0: off)
   int heartbeatMs = 1000;      // BRAID_HEARTBEAT_MS (0: off)
   int heartbeatMisses = 10;    // BRAID_HEARTBEAT_MISSES
   FaultInjection faultInjection;  // BRAID_FAULT_INJECT (tests only)
@@ -125,8 +125,8 @@ class Communicator {
   Status connectPeers();
   // Sets up slots_ when every rank is on this host (collective over the bootstrap).
   Status establishSlots();
-  // Whether a call of this shape runs on slots_ (the same answer on every rank).
-  bool runsOnSlots(const algo::CollectiveArgs& args) const;
+  // How a call of this shape runs on slots_, if at all (the same on every rank).
+  SlotPath slotPathFor(const algo::CollectiveArgs& args) const;
   // After an op failed with `local`: the status the op returns (the root cause
   // when another rank reported one), recorded and told to the others if first.
   Status settle(const Status& local, const ExecutionContext& ctx);
@@ -137,8 +137,8 @@ class Communicator {
   // The rest of run() with mu_ held by `lock`; `now`: a clock reading taken
   // when the turn had already come (the epoch: read one once it comes).
   Status runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket, Op& op, Clock::time_point now);
-  // Runs an op that buildCollective put on slots_.
-  Status runSlots(const Op& op, ExecutionContext& ctx);
+  // The op as the slots see it (also for the announcement of executor ops).
+  static SlotCall slotCallOf(const Op& op, uint64_t ticket);
   // Why a halted op stops (for the executor).
   Status haltReason() const;
   // Sets spinNs_ / yield_ from how many of the communicator's ranks share this
@@ -154,7 +154,7 @@ class Communicator {
   ExecutorMemory memory_;
   PlanCache plans_;
   std::unique_ptr<HostSlots> slots_;
-  std::shared_ptr<const Plan> slotsPlan_;  // what the flight recorder shows for a slots op
+  std::shared_ptr<const Plan> slotsPlan_, chunkedSlotsPlan_;  // what the flight recorder shows for slots ops
   uint32_t slotOps_ = 0;                   // ops run on slots_ so far; only touched by the ticket holder
   std::atomic<bool> aborted_{false};
   std::atomic<bool> halted_{false};  // aborted_ or a fault from anywhere: running ops stop

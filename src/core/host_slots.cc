@@ -55,7 +55,7 @@ static_assert(sizeof(Offer) == 128);
 
 size_t HostSlots::areaBytes(int nranks, size_t slotBytes) {
   const size_t stride = roundUp(sizeof(Control) + slotBytes, kLine);
-  return kLine + static_cast<size_t>(nranks) * 2 * stride;
+  return kLine + static_cast<size_t>(nranks) * kLine + static_cast<size_t>(nranks) * 2 * stride;
 }
 
 HostSlots::HostSlots(shm::Mapping mapping, int nranks, int rank, size_t slotBytes)
@@ -71,7 +71,8 @@ HostSlots::HostSlots(std::shared_ptr<void> privateArea, int nranks, int rank, si
 void HostSlots::bind(char* base) {
   static_assert(sizeof(Control) == 16);
   slotStride_ = roundUp(sizeof(Control) + slotBytes_, kLine);
-  slots_ = base + kLine;
+  announcements_ = base + kLine;
+  slots_ = base + kLine + static_cast<size_t>(nranks_) * kLine;
 }
 
 std::shared_ptr<void> HostSlots::makePrivateArea(int nranks, size_t slotBytes) {

@@ -10,7 +10,8 @@
 // to publish, one cache line per peer to see it: the same shape as Open MPI's
 // coll/sm and UCC's tl/shm.
 //
-// Layout: a header line, then per rank two slots used by alternate ops. A
+// Layout: a header line, one announcement line per rank (see announce()),
+// then per rank two slots used by alternate ops. A
 // slot starts with its control words (the op number last published in it, a
 // count of ranks sleeping on that word, the call's signature) and its data
 // follows in the same cache line, so a reader of a small input takes one
@@ -82,6 +83,26 @@ class HostSlots {
   }
   uint64_t signatureOf(int r, uint32_t opNumber) const { return control(r, opNumber)->signature; }
 
+  // Every op of the communicator, on the slots or not, says here which op it
+  // is (its ticket, the same on every rank for the same call) and a 32-bit
+  // digest of the call. A rank waiting on the slots for a peer that is in a
+  // different call at the same ticket (an op the executor runs, which the
+  // slots never see) learns so at once instead of at its deadline.
+  void announce(uint64_t ticket, uint64_t signature) const {
+    announcement(rank_).store(packAnnouncement(ticket, signature), std::memory_order_release);
+  }
+  // Whether rank r announced a different call than `signature` for `ticket`.
+  bool announcedOther(int r, uint64_t ticket, uint64_t signature) const {
+    const uint64_t theirs = announcement(r).load(std::memory_order_acquire);
+    const uint64_t mine = packAnnouncement(ticket, signature);
+    return theirs >> 32 == mine >> 32 && theirs != mine;
+  }
+  // The ticket part is never 0, so a rank that announced nothing yet (a
+  // zeroed word) matches no ticket.
+  static uint64_t packAnnouncement(uint64_t ticket, uint64_t signature) {
+    return (ticket % 0xffffffffu + 1) << 32 | ((signature ^ signature >> 32) & 0xffffffffu);
+  }
+
   // Bytes of the whole area for nranks ranks and slotBytes per slot.
   static size_t areaBytes(int nranks, size_t slotBytes);
 
@@ -95,6 +116,9 @@ class HostSlots {
   static constexpr size_t kLine = 64;
   HostSlots(shm::Mapping mapping, int nranks, int rank, size_t slotBytes);
   void bind(char* base);
+  std::atomic<uint64_t>& announcement(int r) const {
+    return *reinterpret_cast<std::atomic<uint64_t>*>(announcements_ + static_cast<size_t>(r) * kLine);
+  }
   Control* control(int r, uint32_t opNumber) const {
     return reinterpret_cast<Control*>(slots_ + (static_cast<size_t>(r) * 2 + (opNumber & 1)) * slotStride_);
   }
@@ -104,6 +128,7 @@ class HostSlots {
   int nranks_, rank_;
   size_t slotBytes_;
   size_t slotStride_ = 0;  // a slot's control words plus its data, cache-line aligned
+  char* announcements_ = nullptr;  // one cache line per rank
   char* slots_ = nullptr;
 };
 

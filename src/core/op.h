@@ -12,6 +12,7 @@
 #include "algorithms/collective.h"
 #include "core/executor.h"
 #include "core/plan.h"
+#include "core/slot_collectives.h"
 
 namespace braid::core {
 
@@ -47,9 +48,10 @@ struct Op {
   size_t count = 0;
   int rootOrPeer = -1;
   RedOp redOp = RedOp::kSum;
-  // Runs on the communicator's shared slots (slot_collectives.h) instead of
-  // the executor; the plan then only names it for the flight recorder.
-  bool onSlots = false;
+  // kNone: the executor runs the plan. Else the op runs on the communicator's
+  // shared slots (slot_collectives.h) and the plan only names it for the
+  // flight recorder.
+  SlotPath slotPath = SlotPath::kNone;
   std::shared_ptr<const Plan> plan;  // shared with the communicator's plan cache
   BufferList buffers;
 };

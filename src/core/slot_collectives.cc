@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -58,8 +59,12 @@ int sources(const SlotCall& c, int rank) {
 // sleeping, as the context says; the halt flag and deadline end any wait.
 class Waiter {
  public:
-  Waiter(const HostSlots& slots, ExecutionContext& ctx)
-      : slots_(slots), ctx_(ctx), deadline_(ctx.timeoutMs, ctx.startedAt) {}
+  Waiter(const HostSlots& slots, const SlotCall& call, ExecutionContext& ctx)
+      : slots_(slots),
+        call_(call),
+        signature_(slotSignature(call)),
+        ctx_(ctx),
+        deadline_(ctx.timeoutMs, ctx.startedAt) {}
 
   // Every rank but this one when who == kEveryone, else rank `who`.
   Status wait(int who, uint32_t opNumber, const char* why) {
@@ -72,6 +77,10 @@ class Waiter {
 
  private:
   Status waitOne(int r, uint32_t opNumber, const char* why) {
+    // Spin (or yield) for ctx.spinNs of this wait, then sleep: each wait of a
+    // chunked op gets its own spin, as the executor's idle clock restarts on
+    // progress.
+    uint64_t idleSince = 0;
     for (unsigned i = 1; !slots_.hasPublished(r, opNumber); ++i) {
       if (ctx_.halted && ctx_.halted->load(std::memory_order_relaxed)) {
         ctx_.suspect = r;
@@ -84,9 +93,17 @@ class Waiter {
       else
         shm::cpuRelax();
       if (i % 64 != 0) continue;
+      if (slots_.announcedOther(r, call_.ticket, signature_)) {
+        // Rank r is in another call at this place: one the executor runs
+        // (the slots never see it) or one that waits for us elsewhere.
+        ctx_.suspect = r;
+        return remoteError(ctx_.opName() + ": rank " + std::to_string(r) + " is in a different call as op " +
+                           std::to_string(call_.ticket + 1) + " of the communicator than this rank's " +
+                           describeSlotSignature(signature_) + ": the ranks called different collectives");
+      }
       const uint64_t now = nowNs();
-      if (spinSince_ == 0) spinSince_ = now;
-      if (now - spinSince_ < static_cast<uint64_t>(ctx_.spinNs)) continue;
+      if (idleSince == 0) idleSince = now;
+      if (now - idleSince < static_cast<uint64_t>(ctx_.spinNs)) continue;
       if (deadline_.expired()) {
         ctx_.suspect = r;
         return timeoutError(ctx_.opName() + " timed out (BRAID_TIMEOUT_MS=" + std::to_string(ctx_.timeoutMs) +
@@ -98,9 +115,10 @@ class Waiter {
   }
 
   const HostSlots& slots_;
+  const SlotCall& call_;
+  const uint64_t signature_;
   ExecutionContext& ctx_;
   Deadline deadline_;
-  uint64_t spinSince_ = 0;  // the clock when this op first found nothing to do
 };
 
 // out = in[0] op in[1] op ... in rank order, so every rank gets the same bits.
@@ -164,12 +182,18 @@ Status checkSignatures(const HostSlots& slots, uint32_t opNumber, int who, uint6
 
 }  // namespace
 
-bool fitsSlots(const algo::CollectiveArgs& args, size_t slotBytes) {
-  if (args.quantized || slotBytes == 0) return false;
+SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
+  if (args.quantized || slotBytes == 0) return SlotPath::kNone;
   size_t bytes = 0;
   // The root publishes the most (broadcast): judge by it so every rank agrees.
-  if (!publishedBytes(args.collective, args.count, args.dtype, args.nranks, true, &bytes)) return false;
-  return bytes <= slotBytes && args.count < (size_t{1} << 24);
+  if (!publishedBytes(args.collective, args.count, args.dtype, args.nranks, true, &bytes))
+    return SlotPath::kNone;
+  if (bytes <= std::min(slotBytes, kWholeMaxBytes) && args.count < (size_t{1} << 24)) return SlotPath::kWhole;
+  // A chunk must hold at least one element per rank.
+  if (args.collective == Collective::kAllReduce &&
+      slotBytes / args.elemSize() >= static_cast<size_t>(args.nranks))
+    return SlotPath::kChunkedAllReduce;
+  return SlotPath::kNone;
 }
 
 uint64_t slotSignature(const SlotCall& c) {
@@ -195,8 +219,10 @@ std::string describeSlotSignature(uint64_t s) {
   return out;
 }
 
-Status runOnSlots(const HostSlots& slots, uint32_t opNumber, const SlotCall& call, ExecutionContext& ctx) {
-  Waiter waiter(slots, ctx);
+namespace {
+
+Status runWhole(const HostSlots& slots, uint32_t opNumber, const SlotCall& call, ExecutionContext& ctx) {
+  Waiter waiter(slots, call, ctx);
   // The slot written now was last read in op opNumber - 2: every rank is past
   // it once it has published opNumber - 1 (usually seen in the last op already).
   BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, opNumber - 1, "to finish its previous op"));
@@ -212,6 +238,59 @@ Status runOnSlots(const HostSlots& slots, uint32_t opNumber, const SlotCall& cal
   BRAID_RETURN_IF_ERROR(checkSignatures(slots, opNumber, who, signature, ctx));
   derive(slots, opNumber, call);
   return Status::ok();
+}
+
+// Elements [blockBegin(len, n, p), blockBegin(len, n, p + 1)) of a chunk of
+// len elements are rank p's to fold: sizes differ by at most one.
+size_t blockBegin(size_t len, int n, int p) { return len * static_cast<size_t>(p) / static_cast<size_t>(n); }
+
+Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
+                           ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const size_t es = dataTypeSize(call.dtype), perChunk = slots.slotBytes() / es;
+  const uint64_t signature = slotSignature(call);
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  Waiter waiter(slots, call, ctx);
+  for (size_t off = 0; off < call.count;) {
+    const size_t len = std::min(perChunk, call.count - off);
+    // Phase 1: every rank's chunk in its slot.
+    const uint32_t gather = ++*opNumber;
+    BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, gather - 1, "to finish its previous op"));
+    std::memcpy(slots.mySlot(gather), in + off * es, len * es);
+    slots.setMySignature(gather, signature);
+    slots.publish(gather);
+    BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, gather, "to publish its input"));
+    BRAID_RETURN_IF_ERROR(checkSignatures(slots, gather, kEveryone, signature, ctx));
+
+    // Phase 2: this rank's block, folded over every rank's chunk in rank
+    // order, goes to the same place in its next slot (every rank is past that
+    // slot's last use: all published `gather`).
+    const uint32_t fold = ++*opNumber;
+    const size_t lo = blockBegin(len, n, me), count = blockBegin(len, n, me + 1) - lo;
+    char* mine = slots.mySlot(fold) + lo * es;
+    kernels::reduce(mine, slots.slot(0, gather) + lo * es, slots.slot(1, gather) + lo * es, count, call.dtype,
+                    call.op);
+    for (int r = 2; r < n; ++r)
+      kernels::reduce(mine, mine, slots.slot(r, gather) + lo * es, count, call.dtype, call.op);
+    if (call.op == RedOp::kAvg) kernels::divideBy(mine, count, call.dtype, static_cast<uint64_t>(n));
+    slots.setMySignature(fold, signature);
+    slots.publish(fold);
+    BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, fold, "to publish its reduced block"));
+    for (int r = 0; r < n; ++r) {
+      const size_t rlo = blockBegin(len, n, r), rhi = blockBegin(len, n, r + 1);
+      std::memcpy(out + (off + rlo) * es, slots.slot(r, fold) + rlo * es, (rhi - rlo) * es);
+    }
+    off += len;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, ExecutionContext& ctx) {
+  if (call.path == SlotPath::kChunkedAllReduce) return runChunkedAllReduce(slots, opNumber, call, ctx);
+  return runWhole(slots, ++*opNumber, call, ctx);
 }
 
 }  // namespace braid::core

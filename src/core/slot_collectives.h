@@ -10,9 +10,19 @@
 //   barrier        publishes nothing; waits for every rank
 //
 // Every rank reduces the same slots in the same order, so all of them hold the
-// same bits, as with the executor's algorithms. A call fits when what a rank
-// publishes fits a slot; the decision depends only on the call's shape, so all
-// ranks take the same path.
+// same bits, as with the executor's algorithms. A call runs whole when what a
+// rank publishes fits a slot and kWholeMaxBytes (beyond that, every rank
+// reducing every input costs more than an algorithm that splits the work).
+//
+// Larger all-reduces run in chunks of a slot, two ops per chunk, the work
+// split as reduce-scatter + all-gather: every rank publishes its chunk; rank r
+// folds block r of every rank's chunk (in rank order) into its next slot and
+// publishes that; every rank copies the n folded blocks out. Per byte a rank
+// copies in, reads 1x to reduce and copies out: no transport, no staging, and
+// 2 waits per chunk, where the executor's ring over shm copies each byte twice
+// per hop.
+//
+// The path depends only on the call's shape, so all ranks take the same one.
 #pragma once
 
 #include <cstddef>
@@ -25,6 +35,11 @@
 
 namespace braid::core {
 
+// Per-rank input up to which a collective runs whole on the slots.
+constexpr size_t kWholeMaxBytes = 16384;
+
+enum class SlotPath : uint8_t { kNone, kWhole, kChunkedAllReduce };
+
 struct SlotCall {
   algo::Collective collective = algo::Collective::kAllReduce;
   DataType dtype = DataType::kUint8;
@@ -33,10 +48,12 @@ struct SlotCall {
   int root = 0;
   const void* input = nullptr;
   void* output = nullptr;
+  SlotPath path = SlotPath::kWhole;
+  uint64_t ticket = 0;  // the op's place in the communicator's order (HostSlots::announce)
 };
 
-// Whether `args` (a collective of `nranks`) runs on slots of `slotBytes`.
-bool fitsSlots(const algo::CollectiveArgs& args, size_t slotBytes);
+// How `args` (a collective of `nranks`) runs on slots of `slotBytes`.
+SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes);
 
 // What the call writes into its slot's signature word: its collective, type,
 // op, root and count, so that a reader can tell when ranks called different
@@ -45,10 +62,10 @@ bool fitsSlots(const algo::CollectiveArgs& args, size_t slotBytes);
 uint64_t slotSignature(const SlotCall& call);
 std::string describeSlotSignature(uint64_t signature);
 
-// Runs `call` as op number `opNumber` on `slots` (op numbers count the calls
-// on these slots from 1, the same on every rank). Every wait honours ctx's
-// halt flag and deadline and spins / yields / sleeps as ctx says; on failure
-// ctx.suspect names the rank waited for.
-Status runOnSlots(const HostSlots& slots, uint32_t opNumber, const SlotCall& call, ExecutionContext& ctx);
+// Runs `call` on `slots` as the next op number(s) after *opNumber, which it
+// advances (op numbers count from 1 and advance alike on every rank). Every
+// wait honours ctx's halt flag and deadline and spins / yields / sleeps as ctx
+// says; on failure ctx.suspect names the rank waited for.
+Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, ExecutionContext& ctx);
 
 }  // namespace braid::core

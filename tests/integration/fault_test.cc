@@ -40,9 +40,9 @@ struct Case {
   const char* name;
   int nranks;
   const char* transport;
-  // Op 2 small enough for the shared slots of a one-host communicator
-  // (core/host_slots.h) instead of the executor's ring.
-  bool slots = false;
+  // Op 2 on the shared slots of a one-host communicator (core/host_slots.h)
+  // instead of the executor's ring: whole (a small call) or in chunks (1 MiB).
+  enum Slots { kOff, kWhole, kChunked } slots = kOff;
 };
 
 constexpr int kMaxRanks = 8;
@@ -163,7 +163,7 @@ void rankBody(RankContext& ctx, const Case& c, Shared* sh) {
   for (int64_t until = monoNs() + 10000000000; sh->warmedUp.load() < n && monoNs() < until;) usleep(200);
   ASSERT_EQ(sh->warmedUp.load(), n);
 
-  const size_t count = c.slots ? kSlotsCount : kCount;
+  const size_t count = c.slots == Case::kWhole ? kSlotsCount : kCount;
   std::vector<int32_t> in(count, me + 1), out(count, 0);
   const bool aborting = c.kind == Kind::kAbortInline || c.kind == Kind::kAbortStream;
   const int holdBack = aborting ? n - 1 : -1;  // enters op 2 only after the others failed
@@ -253,7 +253,7 @@ TEST_P(Faults, EverySurvivorFailsFastNamingTheCulprit) {
   setenv("BRAID_HEARTBEAT_MS", std::to_string(kHeartbeatMs).c_str(), 1);
   setenv("BRAID_HEARTBEAT_MISSES", std::to_string(kMisses).c_str(), 1);
   // A forced algorithm keeps op 2 off the shared slots.
-  if (!c.slots) setenv("BRAID_ALGO", "allreduce:ring;allgather:ring", 1);
+  if (c.slots == Case::kOff) setenv("BRAID_ALGO", "allreduce:ring;allgather:ring", 1);
   if (c.kind == Kind::kCloseSocket || c.kind == Kind::kCorruptHeader) {
     const std::string spec = "rank=" + std::to_string(victim) + ",op=2,kind=" +
                              (c.kind == Kind::kCloseSocket ? "close-socket" : "corrupt-header");
@@ -296,16 +296,22 @@ std::vector<Case> allCases() {
   for (auto [kind, name] : kinds)
     for (int n : {4, 8})
       for (const char* t : {"tcp", "shm"}) cases.push_back({kind, name, n, t});
-  // Faults of a small collective on the shared slots (links play no part there).
+  // Faults of collectives on the shared slots (links play no part there).
   for (auto [kind, name] : kinds)
-    if (kind != Kind::kCloseSocket && kind != Kind::kCorruptHeader)
-      cases.push_back({kind, name, 4, "shm", true});
+    if (kind != Kind::kCloseSocket && kind != Kind::kCorruptHeader) {
+      cases.push_back({kind, name, 4, "shm", Case::kWhole});
+      // mismatch: the odd rank's all-gather (1 MiB) is the executor's, the
+      // others' all-reduce is on the slots: told apart by the announcements.
+      cases.push_back({kind, name, 4, "shm", Case::kChunked});
+    }
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Faults, ::testing::ValuesIn(allCases()), [](const auto& info) {
   return std::string(info.param.name) + "_" + std::to_string(info.param.nranks) + "_" + info.param.transport +
-         (info.param.slots ? "_slots" : "");
+         (info.param.slots == Case::kWhole     ? "_slots"
+          : info.param.slots == Case::kChunked ? "_slots_chunked"
+                                               : "");
 });
 
 }  // namespace

@@ -1,6 +1,7 @@
-// Shared slots for small collectives (core/host_slots.h) in real processes:
-// when every rank is on one host, small calls run on them (the flight recorder
-// names "shm-slots") and large ones take an algorithm; forcing TCP, pretend
+// Shared slots (core/host_slots.h) in real processes: when every rank is on
+// one host, small calls run whole on them (the flight recorder names
+// "shm-slots") and larger all-reduces in chunks ("shm-slots-chunked"), also
+// past a slot's size (BRAID_SHM_SLOT_BYTES=4096 below); forcing TCP, pretend
 // hosts, BRAID_SHM_SLOT_BYTES=0 or a forced algorithm keep them off; a bad
 // BRAID_SHM_SLOT_BYTES fails init clearly. The results themselves are checked
 // by the correctness matrix (matrix_test.cc), whose small counts run here.
@@ -53,17 +54,40 @@ void expectSlots(bool wanted, const std::function<void(int rank)>& setEnv) {
     braidComm_t comm = nullptr;
     ASSERT_EQ(braidCommInitRank(&comm, 3, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
     auto [small, large] = algorithmsUsed(comm, ctx.rank, 3);
-    if (wanted)
+    if (wanted) {
       EXPECT_EQ(small, "shm-slots");
-    else
-      EXPECT_NE(small, "shm-slots");
-    EXPECT_NE(large, "shm-slots") << "64 KiB is more than a slot holds";
+      EXPECT_EQ(large, "shm-slots-chunked") << "past 16 KiB an all-reduce goes in chunks";
+    } else {
+      EXPECT_EQ(small.rfind("shm-slots", 0), std::string::npos) << small;
+      EXPECT_EQ(large.rfind("shm-slots", 0), std::string::npos) << large;
+    }
     EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
   });
 }
 
 TEST(Slots, SmallCallsUseThemWhenEveryRankSharesTheHost) {
   expectSlots(true, [](int) {});
+}
+
+TEST(Slots, AllReducesLargerThanASlotGoInChunks) {
+  RunOptions o;
+  o.nranks = 3;
+  o.init = false;
+  runRanks(o, [](RankContext& ctx) {
+    setenv("BRAID_SHM_SLOT_BYTES", "4096", 1);
+    braidComm_t comm = nullptr;
+    ASSERT_EQ(braidCommInitRank(&comm, 3, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
+    // 100003 elements: 195 chunks of 512 and a short last one, blocks of uneven size.
+    std::vector<double> v(100003);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i % 1000) * (ctx.rank + 1);
+    ASSERT_EQ(braidAllReduce(v.data(), v.data(), v.size(), braidFloat64, braidAvg, comm, nullptr),
+              braidSuccess)
+        << braidGetLastError(comm);
+    size_t wrong = 0;
+    for (size_t i = 0; i < v.size(); ++i) wrong += v[i] != static_cast<double>(i % 1000) * 2;  // (1+2+3)/3
+    EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
+  });
 }
 
 TEST(Slots, ForcedTcpKeepsThemOff) {

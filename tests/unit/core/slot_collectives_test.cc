@@ -131,6 +131,17 @@ std::vector<char> reference(const Case& c, int n, int rank, const std::vector<st
   return out;
 }
 
+SlotPath pathOf(const Case& c, int n) {
+  algo::CollectiveArgs a;
+  a.collective = c.collective;
+  a.nranks = n;
+  a.count = c.count;
+  a.dtype = c.dtype;
+  a.op = c.op;
+  a.root = c.root;
+  return slotPath(a, kSlotBytes);
+}
+
 struct Rank {
   std::unique_ptr<HostSlots> slots;
   std::atomic<bool> halted{false};
@@ -158,11 +169,12 @@ class SlotGroup {
 
   Status call(int r, const Case& c, const void* in, void* out) {
     Rank& me = *ranks_[r];
-    SlotCall call{c.collective, c.dtype, c.op, c.count, c.root, in, out};
-    me.ctx.opSeq = ++me.opNumber;
+    SlotCall call{c.collective, c.dtype, c.op, c.count, c.root, in, out, pathOf(c, n_), me.ctx.opSeq};
+    me.slots->announce(call.ticket, slotSignature(call));
+    me.ctx.opSeq++;
     me.ctx.startedAt = Clock::now();
     me.ctx.suspect = -1;
-    return runOnSlots(*me.slots, me.opNumber, call, me.ctx);
+    return runOnSlots(*me.slots, &me.opNumber, call, me.ctx);
   }
 
   // Every rank runs body(rank) on a thread of its own.
@@ -178,12 +190,14 @@ class SlotGroup {
   std::vector<std::unique_ptr<Rank>> ranks_;
 };
 
+// Every case that runs on slots of kSlotBytes: whole up to 2 KiB per rank,
+// all-reduces in chunks beyond (3000 elements: 2 to 12 chunks by type).
 std::vector<Case> everyCase(int n) {
   std::vector<Case> cases;
   const Collective reducing[] = {Collective::kAllReduce, Collective::kReduce, Collective::kReduceScatter};
   const Collective moving[] = {Collective::kBroadcast, Collective::kAllGather, Collective::kAllToAll};
   for (int t = 0; t < kNumDataTypes; ++t)
-    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{31}}) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{31}, size_t{3000}}) {
       const auto dtype = static_cast<DataType>(t);
       for (Collective c : reducing)
         for (int op = 0; op < kNumRedOps; ++op)
@@ -192,6 +206,7 @@ std::vector<Case> everyCase(int n) {
         cases.push_back({c, dtype, RedOp::kSum, count, static_cast<int>((count + t) % n)});
     }
   cases.push_back({Collective::kBarrier, DataType::kUint8, RedOp::kSum, 0, 0});
+  std::erase_if(cases, [n](const Case& c) { return pathOf(c, n) == SlotPath::kNone; });
   return cases;
 }
 
@@ -273,6 +288,22 @@ TEST(SlotCollectives, RanksThatCallDifferentCollectivesAreToldWhich) {
   EXPECT_NE(st[1].message().find("rank 0 called allreduce of 4 x"), std::string::npos) << st[1].message();
 }
 
+// Rank 1 is in a call the executor runs (it announces it and never touches
+// the slots): rank 0, waiting on the slots, says so at once.
+TEST(SlotCollectives, APeerInAnotherCallAtTheSameTicketIsAMismatch) {
+  SlotGroup group(2, 20000);
+  group.rank(1).slots->announce(0, slotSignature({Collective::kAllGather, DataType::kFloat32, RedOp::kSum,
+                                                  1 << 20, 0, nullptr, nullptr}));
+  float x[4] = {1, 2, 3, 4}, y[4] = {};
+  const auto start = Clock::now();
+  Status st = group.call(0, {Collective::kAllReduce, DataType::kFloat32, RedOp::kSum, 4, 0}, x, y);
+  EXPECT_EQ(st.code(), Code::kRemoteError) << st.message();
+  EXPECT_NE(st.message().find("rank 1 is in a different call as op 1 of the communicator"), std::string::npos)
+      << st.message();
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << "found at once, not at the deadline";
+  EXPECT_EQ(group.rank(0).ctx.suspect, 1);
+}
+
 TEST(SlotCollectives, AHaltedOpStopsNamingTheRankItWaitedFor) {
   SlotGroup group(3);
   group.rank(0).halted = true;
@@ -301,37 +332,46 @@ TEST(SlotCollectives, ARankThatNeverComesTimesOutNamingIt) {
   }
 }
 
-TEST(SlotCollectives, WhatFitsDependsOnlyOnTheCallsShape) {
+TEST(SlotCollectives, ThePathDependsOnlyOnTheCallsShape) {
+  constexpr SlotPath kNone = SlotPath::kNone, kWhole = SlotPath::kWhole,
+                     kChunked = SlotPath::kChunkedAllReduce;
   algo::CollectiveArgs a;
   a.nranks = 4;
   a.dtype = DataType::kFloat32;
   a.collective = Collective::kAllReduce;
   a.count = 256;  // 1 KiB
-  EXPECT_TRUE(fitsSlots(a, 1024));
-  EXPECT_FALSE(fitsSlots(a, 1023));
-  EXPECT_FALSE(fitsSlots(a, 0)) << "0 turns slots off";
+  EXPECT_EQ(slotPath(a, 1024), kWhole);
+  EXPECT_EQ(slotPath(a, 1023), kChunked) << "an all-reduce larger than a slot goes in chunks";
+  EXPECT_EQ(slotPath(a, 0), kNone) << "0 turns slots off";
+  a.count = kWholeMaxBytes / 4 + 1;
+  EXPECT_EQ(slotPath(a, 1 << 20), kChunked) << "whole only up to kWholeMaxBytes";
+  a.count = SIZE_MAX / 8;
+  EXPECT_EQ(slotPath(a, 1 << 20), kChunked) << "any size";
+  a.count = 256;
+  EXPECT_EQ(slotPath(a, 15), kNone) << "a chunk needs an element per rank";
   a.collective = Collective::kBroadcast;  // every rank judges by the root's input
   for (int rank = 0; rank < 4; ++rank) {
     a.rank = rank;
-    EXPECT_FALSE(fitsSlots(a, 1023));
+    EXPECT_EQ(slotPath(a, 1023), kNone);
+    EXPECT_EQ(slotPath(a, 1024), kWhole);
   }
   a.collective = Collective::kAllToAll;  // n blocks per rank
   a.count = 64;
-  EXPECT_TRUE(fitsSlots(a, 1024));
-  EXPECT_FALSE(fitsSlots(a, 1023));
+  EXPECT_EQ(slotPath(a, 1024), kWhole);
+  EXPECT_EQ(slotPath(a, 1023), kNone);
   a.collective = Collective::kReduceScatter;
-  EXPECT_TRUE(fitsSlots(a, 1024));
-  EXPECT_FALSE(fitsSlots(a, 1023));
+  EXPECT_EQ(slotPath(a, 1024), kWhole);
+  EXPECT_EQ(slotPath(a, 1023), kNone);
   a.collective = Collective::kAllToAllv;
-  EXPECT_FALSE(fitsSlots(a, 1 << 20));
+  EXPECT_EQ(slotPath(a, 1 << 20), kNone);
   a.collective = Collective::kSendRecv;
-  EXPECT_FALSE(fitsSlots(a, 1 << 20));
+  EXPECT_EQ(slotPath(a, 1 << 20), kNone);
   a.collective = Collective::kAllGather;
   a.quantized = true;
-  EXPECT_FALSE(fitsSlots(a, 1 << 20)) << "quantized calls keep their wire format";
+  EXPECT_EQ(slotPath(a, 1 << 20), kNone) << "quantized calls keep their wire format";
   a.quantized = false;
   a.count = SIZE_MAX / 2;
-  EXPECT_FALSE(fitsSlots(a, 1 << 20)) << "overflow";
+  EXPECT_EQ(slotPath(a, 1 << 20), kNone) << "overflow";
 }
 
 TEST(SlotCollectives, SignaturesDescribeTheCall) {
