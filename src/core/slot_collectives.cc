@@ -138,6 +138,7 @@ void reduceSlots(const HostSlots& slots, uint32_t opNumber, size_t offset, const
 void derive(const HostSlots& slots, uint32_t opNumber, const SlotCall& c) {
   const int n = slots.nranks(), me = slots.rank();
   const size_t block = c.count * dataTypeSize(c.dtype);
+  if (block == 0) return;  // nothing to compute (and the buffers may be NULL)
   char* out = static_cast<char*>(c.output);
   switch (c.collective) {
     case Collective::kAllReduce:
