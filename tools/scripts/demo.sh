@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, step 1: install what is missing, build, and run a 4-rank float
-# all-reduce sweep over TCP on this machine (nccl-tests columns, every result
-# checked).
+# all-reduce sweep on this machine (nccl-tests columns, every result checked):
+# through shared memory, or over TCP loopback with BRAID_TRANSPORT=tcp.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/scripts/install-deps.sh
