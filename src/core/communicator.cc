@@ -282,18 +282,16 @@ Status Communicator::buildQuantized(const algo::CollectiveArgs& args,
 
 uint64_t Communicator::takeTicket(const Op& op) {
   std::lock_guard<std::mutex> lock(mu_);
-  return enqueueLocked(op, nowNs());
+  return enqueueLocked(op, coarseNowNs());
 }
 
 uint64_t Communicator::enqueueLocked(const Op& op, uint64_t atNs) {
-  OpRecord record;
-  record.ticket = nextTicket_;
+  OpRecord& record = recorder_.enqueued(nextTicket_, atNs);  // under mu_, so records go in ticket order
   record.collective = op.collective;
   record.dtype = op.dtype;
   record.count = op.count;
   record.rootOrPeer = op.rootOrPeer;
   record.algorithm = op.plan->algorithm;
-  recorder_.enqueued(record, atNs);  // under mu_, so records go in ticket order
   return nextTicket_++;
 }
 
@@ -321,7 +319,7 @@ Status Communicator::run(uint64_t ticket, Op& op) {
 Status Communicator::runInline(Op& op) {
   // One lock and one clock reading both queue the op and, when its turn has
   // come already (the usual case), start it.
-  const Clock::time_point now = Clock::now();
+  const Clock::time_point now = coarseNow();
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t ticket =
       enqueueLocked(op, std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
@@ -343,7 +341,7 @@ Status Communicator::runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket
   if (!error_.isOk())
     return finish(Status(error_.code(), std::string(kind) + ": the communicator failed earlier: " + error_.message()));
   const uint64_t seq = ++opsByKind_[static_cast<int>(op.collective)];
-  if (now == Clock::time_point{}) now = Clock::now();
+  if (now == Clock::time_point{}) now = coarseNow();
   recorder_.started(ticket, seq, op.plan->bytesMoved,
                     std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   lock.unlock();

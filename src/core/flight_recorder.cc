@@ -21,12 +21,18 @@ const char* opStateName(OpState s) {
 
 FlightRecorder::FlightRecorder(size_t capacity) : ring_(capacity == 0 ? 1 : capacity) {}
 
-void FlightRecorder::enqueued(const OpRecord& record, uint64_t atNs) {
+OpRecord& FlightRecorder::enqueued(uint64_t ticket, uint64_t atNs) {
+  // Filled in place: the slot's strings keep their buffers from op to op.
   OpRecord& slot = ring_[next_ % ring_.size()];
-  slot = record;
+  slot.ticket = ticket;
+  slot.kindSeq = 0;
   slot.state = OpState::kEnqueued;
   slot.enqueuedNs = atNs;
+  slot.startedNs = slot.endedNs = 0;
+  slot.bytes = 0;
+  slot.error.clear();
   ++next_;
+  return slot;
 }
 
 OpRecord* FlightRecorder::find(uint64_t ticket) {
@@ -48,7 +54,7 @@ void FlightRecorder::started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes, 
 void FlightRecorder::finished(uint64_t ticket, const Status& status) {
   if (OpRecord* r = find(ticket)) {
     r->state = status.isOk() ? OpState::kCompleted : OpState::kFailed;
-    r->endedNs = nowNs();
+    r->endedNs = coarseNowNs();
     if (!status.isOk()) r->error = status.message();
   }
 }

@@ -34,7 +34,7 @@ struct OpRecord {
   int rootOrPeer = -1;
   std::string algorithm;
   OpState state = OpState::kEnqueued;
-  uint64_t enqueuedNs = 0, startedNs = 0, endedNs = 0;  // steady clock
+  uint64_t enqueuedNs = 0, startedNs = 0, endedNs = 0;  // steady clock (coarseNow: ms resolution)
   uint64_t bytes = 0;    // bytes this rank sent + received
   std::string error;     // when failed
 };
@@ -44,8 +44,10 @@ class FlightRecorder {
   explicit FlightRecorder(size_t capacity);
 
   // Times are steady-clock nanoseconds the caller read (one reading serves
-  // the record and the op's deadline).
-  void enqueued(const OpRecord& record, uint64_t atNs);
+  // the record and the op's deadline; coarseNow() is precise enough).
+  // A new record for `ticket` (tickets come in order), state enqueued; the
+  // caller fills in what the op is.
+  OpRecord& enqueued(uint64_t ticket, uint64_t atNs);
   void started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes, uint64_t atNs);
   void finished(uint64_t ticket, const Status& status);
 
