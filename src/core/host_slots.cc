@@ -1,17 +1,12 @@
 #include "core/host_slots.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <vector>
 
 #include "base/log.h"
 #include "core/bootstrap/bootstrap.h"
+#include "transports/shm/doorbell.h"
 
 namespace braid::core {
 namespace {
@@ -25,11 +20,6 @@ struct AreaHeader {
 };
 
 size_t roundUp(size_t v, size_t to) { return (v + to - 1) / to * to; }
-
-// Shared (no FUTEX_PRIVATE_FLAG): the word lives in memory other processes map.
-long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
-  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
-}
 
 void writeHeader(void* base, int nranks, size_t slotBytes) {
   AreaHeader h{kMagic, static_cast<uint64_t>(nranks), slotBytes};
@@ -89,17 +79,15 @@ void HostSlots::publish(uint32_t opNumber) const {
   // Both seq_cst, against the sleeper's seq_cst increment of `sleepers` then
   // load of `published`: either it sees this op, or this load sees it asleep.
   c->published.store(opNumber, std::memory_order_seq_cst);
-  if (c->sleepers.load(std::memory_order_seq_cst) != 0) futex(&c->published, FUTEX_WAKE, INT_MAX, nullptr);
+  if (c->sleepers.load(std::memory_order_seq_cst) != 0) shm::futexWakeAll(&c->published);
 }
 
 void HostSlots::sleepUntilPublished(int r, uint32_t opNumber, int timeoutMs) const {
   Control* c = control(r, opNumber);
   c->sleepers.fetch_add(1, std::memory_order_seq_cst);
   const uint32_t seen = c->published.load(std::memory_order_seq_cst);
-  if (static_cast<int32_t>(seen - opNumber) < 0 && timeoutMs > 0) {
-    timespec ts{timeoutMs / 1000, static_cast<long>(timeoutMs % 1000) * 1000000L};
-    futex(&c->published, FUTEX_WAIT, seen, &ts);  // EAGAIN, EINTR, ETIMEDOUT: the caller re-checks
-  }
+  if (static_cast<int32_t>(seen - opNumber) < 0 && timeoutMs > 0)
+    shm::futexWait(&c->published, seen, timeoutMs);
   c->sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 

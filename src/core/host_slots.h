@@ -1,5 +1,6 @@
 // HostSlots: one shared-memory area for all ranks of a communicator that lives
-// on a single host, where small collectives run without the executor.
+// on a single host, where collectives run without the executor (small ones
+// whole, larger all-reduces in chunks: slot_collectives.h).
 //
 // Why: a small all-reduce through the executor is a schedule of sends and
 // receives over per-pair rings, each with its frame header, doorbell and
@@ -22,8 +23,8 @@
 //
 // Setup (establish) is collective over the bootstrap: rank 0 creates a named
 // segment, everyone maps it, rank 0 unlinks the name. If any rank cannot map
-// it (another /dev/shm, no memory), every rank goes without: small collectives
-// then take the executor like everything else.
+// it (another /dev/shm, no memory), every rank goes without: collectives then
+// take the executor like everything else.
 #pragma once
 
 #include <atomic>

@@ -20,6 +20,13 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* 
 
 }  // namespace
 
+void futexWait(std::atomic<uint32_t>* word, uint32_t expected, int timeoutMs) {
+  timespec ts{timeoutMs / 1000, static_cast<long>(timeoutMs % 1000) * 1000000L};
+  futex(word, FUTEX_WAIT, expected, &ts);  // EAGAIN, EINTR, ETIMEDOUT: the caller re-checks
+}
+
+void futexWakeAll(std::atomic<uint32_t>* word) { futex(word, FUTEX_WAKE, INT_MAX, nullptr); }
+
 void ringDoorbell(DoorbellPage* page) {
   // A read-modify-write of `waiters` instead of a fence (ThreadSanitizer does not
   // model fences): the sleeper announces itself with an RMW on the same word,
@@ -27,7 +34,7 @@ void ringDoorbell(DoorbellPage* page) {
   // sleeper's RMW synchronises with it and its ready() check sees the data.
   if (page->waiters.fetch_add(0, std::memory_order_seq_cst) == 0) return;
   page->bell.fetch_add(1, std::memory_order_seq_cst);
-  futex(&page->bell, FUTEX_WAKE, INT_MAX, nullptr);
+  futexWakeAll(&page->bell);
 }
 
 bool waitDoorbell(DoorbellPage* page, const std::function<bool()>& ready, int spinUs, int timeoutMs) {
@@ -49,10 +56,7 @@ bool waitDoorbell(DoorbellPage* page, const std::function<bool()>& ready, int sp
   page->waiters.fetch_add(1, std::memory_order_seq_cst);
   uint32_t v = page->bell.load(std::memory_order_seq_cst);
   bool now = ready();
-  if (!now) {
-    timespec ts{timeoutMs / 1000, static_cast<long>(timeoutMs % 1000) * 1000000L};
-    futex(&page->bell, FUTEX_WAIT, v, &ts);  // EAGAIN (rung meanwhile), EINTR, ETIMEDOUT: all just return
-  }
+  if (!now) futexWait(&page->bell, v, timeoutMs);  // rung meanwhile, a signal, the timeout: all just return
   page->waiters.fetch_sub(1, std::memory_order_seq_cst);
   return now || ready();
 }

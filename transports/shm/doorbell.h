@@ -29,6 +29,12 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free);
 // Called by a peer after publishing ring state.
 void ringDoorbell(DoorbellPage* page);
 
+// The futex calls on a word that other processes map (not FUTEX_PRIVATE_FLAG).
+// futexWait sleeps while *word == expected, at most timeoutMs (> 0); it
+// returns on a wake, a changed value, a signal or the timeout alike.
+void futexWait(std::atomic<uint32_t>* word, uint32_t expected, int timeoutMs);
+void futexWakeAll(std::atomic<uint32_t>* word);
+
 // Spins up to spinUs on ready(), then sleeps on the bell until ready(), a ring,
 // or timeoutMs. Returns whether ready() held (a spurious false is allowed).
 bool waitDoorbell(DoorbellPage* page, const std::function<bool()>& ready, int spinUs, int timeoutMs);
