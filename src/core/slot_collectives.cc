@@ -66,6 +66,8 @@ class Waiter {
         ctx_(ctx),
         deadline_(ctx.timeoutMs, ctx.startedAt) {}
 
+  uint64_t signature() const { return signature_; }
+
   // Every rank but this one when who == kEveryone, else rank `who`.
   Status wait(int who, uint32_t opNumber, const char* why) {
     if (who == kNobody) return Status::ok();
@@ -222,21 +224,28 @@ std::string describeSlotSignature(uint64_t s) {
 
 namespace {
 
-Status runWhole(const HostSlots& slots, uint32_t opNumber, const SlotCall& call, ExecutionContext& ctx) {
-  Waiter waiter(slots, call, ctx);
+// One op on the slots: this rank's `bytes` from `data` go into its slot of
+// `opNumber` (data null: the caller wrote the slot already, which is only
+// allowed once every rank published opNumber - 1), the slot is published,
+// then `who` is waited for and their calls checked against this one.
+Status exchange(const HostSlots& slots, Waiter& waiter, uint32_t opNumber, const void* data, size_t bytes,
+                int who, const char* why, ExecutionContext& ctx) {
   // The slot written now was last read in op opNumber - 2: every rank is past
   // it once it has published opNumber - 1 (usually seen in the last op already).
   BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, opNumber - 1, "to finish its previous op"));
+  if (data != nullptr && bytes > 0) std::memcpy(slots.mySlot(opNumber), data, bytes);
+  slots.setMySignature(opNumber, waiter.signature());
+  slots.publish(opNumber);
+  BRAID_RETURN_IF_ERROR(waiter.wait(who, opNumber, why));
+  return checkSignatures(slots, opNumber, who, waiter.signature(), ctx);
+}
+
+Status runWhole(const HostSlots& slots, uint32_t opNumber, const SlotCall& call, ExecutionContext& ctx) {
+  Waiter waiter(slots, call, ctx);
   size_t bytes = 0;
   publishedBytes(call.collective, call.count, call.dtype, slots.nranks(), slots.rank() == call.root, &bytes);
-  if (bytes > 0) std::memcpy(slots.mySlot(opNumber), call.input, bytes);
-  const uint64_t signature = slotSignature(call);
-  slots.setMySignature(opNumber, signature);
-  slots.publish(opNumber);
-
-  const int who = sources(call, slots.rank());
-  BRAID_RETURN_IF_ERROR(waiter.wait(who, opNumber, "to publish its input"));
-  BRAID_RETURN_IF_ERROR(checkSignatures(slots, opNumber, who, signature, ctx));
+  BRAID_RETURN_IF_ERROR(exchange(slots, waiter, opNumber, call.input, bytes, sources(call, slots.rank()),
+                                 "to publish its input", ctx));
   derive(slots, opNumber, call);
   return Status::ok();
 }
@@ -249,7 +258,6 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
                            ExecutionContext& ctx) {
   const int n = slots.nranks(), me = slots.rank();
   const size_t es = dataTypeSize(call.dtype), perChunk = slots.slotBytes() / es;
-  const uint64_t signature = slotSignature(call);
   const char* in = static_cast<const char*>(call.input);
   char* out = static_cast<char*>(call.output);
   Waiter waiter(slots, call, ctx);
@@ -257,12 +265,8 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
     const size_t len = std::min(perChunk, call.count - off);
     // Phase 1: every rank's chunk in its slot.
     const uint32_t gather = ++*opNumber;
-    BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, gather - 1, "to finish its previous op"));
-    std::memcpy(slots.mySlot(gather), in + off * es, len * es);
-    slots.setMySignature(gather, signature);
-    slots.publish(gather);
-    BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, gather, "to publish its input"));
-    BRAID_RETURN_IF_ERROR(checkSignatures(slots, gather, kEveryone, signature, ctx));
+    BRAID_RETURN_IF_ERROR(
+        exchange(slots, waiter, gather, in + off * es, len * es, kEveryone, "to publish its input", ctx));
 
     // Phase 2: this rank's block, folded over every rank's chunk in rank
     // order, goes to the same place in its next slot (every rank is past that
@@ -275,9 +279,8 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
     for (int r = 2; r < n; ++r)
       kernels::reduce(mine, mine, slots.slot(r, gather) + lo * es, count, call.dtype, call.op);
     if (call.op == RedOp::kAvg) kernels::divideBy(mine, count, call.dtype, static_cast<uint64_t>(n));
-    slots.setMySignature(fold, signature);
-    slots.publish(fold);
-    BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, fold, "to publish its reduced block"));
+    BRAID_RETURN_IF_ERROR(
+        exchange(slots, waiter, fold, nullptr, 0, kEveryone, "to publish its reduced block", ctx));
     for (int r = 0; r < n; ++r) {
       const size_t rlo = blockBegin(len, n, r), rhi = blockBegin(len, n, r + 1);
       std::memcpy(out + (off + rlo) * es, slots.slot(r, fold) + rlo * es, (rhi - rlo) * es);
