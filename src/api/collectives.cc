@@ -50,7 +50,7 @@ Status allReduce(const void* send, void* recv, size_t count, braidDataType_t t, 
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
   CHECK(api::checkRedOp(fn, op));
-  size_t bytes;
+  size_t bytes = 0;
   CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
   CHECK(api::checkBuffer(fn, "sendbuff", send, bytes));
   CHECK(api::checkBuffer(fn, "recvbuff", recv, bytes));
@@ -66,7 +66,7 @@ Status broadcast(const void* send, void* recv, size_t count, braidDataType_t t, 
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
   CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
-  size_t bytes;
+  size_t bytes = 0;
   CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
   const bool isRoot = comm->impl->rank() == root;
   if (isRoot) CHECK(api::checkBuffer(fn, "sendbuff (on the root)", send, bytes));
@@ -84,7 +84,7 @@ Status reduce(const void* send, void* recv, size_t count, braidDataType_t t, bra
   CHECK(api::checkDataType(fn, t));
   CHECK(api::checkRedOp(fn, op));
   CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
-  size_t bytes;
+  size_t bytes = 0;
   CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
   CHECK(api::checkBuffer(fn, "sendbuff", send, bytes));
   const bool isRoot = comm->impl->rank() == root;
@@ -107,7 +107,7 @@ Status allGather(const char* fn, const void* send, void* recv, size_t sendcount,
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
   const int n = comm->impl->nranks(), r = comm->impl->rank();
-  size_t bytes, total;
+  size_t bytes = 0, total = 0;
   CHECK(api::checkBytes(fn, "sendcount", sendcount, t, 1, &bytes));
   CHECK(api::checkBytes(fn, "sendcount", sendcount, t, n, &total));
   CHECK(api::checkBuffer(fn, "sendbuff", send, bytes));
@@ -131,7 +131,7 @@ Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataTy
   CHECK(api::checkDataType(fn, t));
   CHECK(api::checkRedOp(fn, op));
   const int n = comm->impl->nranks(), r = comm->impl->rank();
-  size_t bytes, total;
+  size_t bytes = 0, total = 0;
   CHECK(api::checkBytes(fn, "recvcount", recvcount, t, 1, &bytes));
   CHECK(api::checkBytes(fn, "recvcount", recvcount, t, n, &total));
   CHECK(api::checkBuffer(fn, "sendbuff", send, total));
@@ -152,7 +152,7 @@ Status allToAll(const char* fn, const void* send, void* recv, size_t count, brai
                 const kernels::CodecParams* codec, braidComm_t comm, braidStream_t stream) {
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
-  size_t total;
+  size_t total = 0;
   CHECK(api::checkBytes(fn, "count", count, t, comm->impl->nranks(), &total));
   CHECK(api::checkBuffer(fn, "sendbuff", send, total));
   CHECK(api::checkBuffer(fn, "recvbuff", recv, total));
@@ -167,7 +167,7 @@ Status vectorExtent(const char* fn, const char* countsName, const char* displsNa
                     const size_t displs[], int n, braidDataType_t t, size_t* extent) {
   *extent = 0;
   for (int p = 0; p < n; ++p) {
-    size_t end, endBytes;
+    size_t end = 0, endBytes = 0;
     std::string what = displsName;
     what.append("[").append(std::to_string(p)).append("] + ").append(countsName);
     what.append("[").append(std::to_string(p)).append("]");
@@ -219,7 +219,7 @@ Status pointToPoint(bool isSend, const void* buf, size_t count, braidDataType_t 
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
   CHECK(api::checkRank(fn, "peer", peer, comm->impl->nranks()));
-  size_t bytes;
+  size_t bytes = 0;
   CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
   CHECK(api::checkBuffer(fn, isSend ? "sendbuff" : "recvbuff", buf, bytes));
   CHECK(braid::kernels::checkHostPointers(fn, {{isSend ? "sendbuff" : "recvbuff", buf}}));

@@ -11,10 +11,12 @@
 #include <mutex>
 #include <string>
 
+#include "base/hot_thread_local.h"
+
 namespace braid::log {
 namespace {
 
-thread_local int tlsRank = -1;
+BRAID_HOT_THREAD_LOCAL int tlsRank = -1;
 
 struct Sink {
   Level level = Level::kWarn;

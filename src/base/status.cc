@@ -21,6 +21,11 @@ const char* codeName(Code code) {
   return "unknown result code";
 }
 
+const std::string& Status::emptyMessage() {
+  static const std::string empty;
+  return empty;
+}
+
 Status systemError(const std::string& what, int err) {
   char buf[128];
   // GNU strerror_r may return a static string instead of filling buf.

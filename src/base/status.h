@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cerrno>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -30,23 +31,40 @@ const char* codeName(Code code);
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message)
+      : code_(code),
+        message_(code == Code::kOk && message.empty() ? nullptr
+                                                      : std::make_unique<std::string>(std::move(message))) {}
+  Status(const Status& other)
+      : code_(other.code_),
+        message_(other.message_ ? std::make_unique<std::string>(*other.message_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) *this = Status(other);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
 
   static Status ok() { return Status(); }
   bool isOk() const { return code_ == Code::kOk; }
   explicit operator bool() const { return isOk(); }
   Code code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return message_ ? *message_ : emptyMessage(); }
 
   // Adds context in front of the message: "while X: <original>".
   Status& prefix(const std::string& context) {
-    if (!isOk()) message_ = context + ": " + message_;
+    if (!isOk()) message_ = std::make_unique<std::string>(context + ": " + message());
     return *this;
   }
 
  private:
+  static const std::string& emptyMessage();
+
+  // A success is one word of code and a null pointer: it is made, returned and
+  // checked on every call of the hot path, so it must cost next to nothing.
+  // Only a failure carries a message (on the heap).
   Code code_ = Code::kOk;
-  std::string message_;
+  std::unique_ptr<std::string> message_;
 };
 
 // Helpers that read well at the call site.

@@ -115,11 +115,8 @@ Status Communicator::establishSlots() {
   const bool wanted = config_.transport.empty() || config_.transport == "shm";
   BRAID_RETURN_IF_ERROR(HostSlots::establish(*bootstrap_, wanted ? config_.slotBytes : 0, &slots_));
   if (!slots_) return Status::ok();
-  auto whole = std::make_shared<Plan>(), chunked = std::make_shared<Plan>();
-  whole->algorithm = "shm-slots";
-  chunked->algorithm = "shm-slots-chunked";
-  slotsPlan_ = std::move(whole);
-  chunkedSlotsPlan_ = std::move(chunked);
+  slotsPlan_.algorithm = "shm-slots";
+  chunkedSlotsPlan_.algorithm = "shm-slots-chunked";
   BRAID_INFO(
       "collectives of up to %zu B per rank, and larger all-reduces in chunks of %zu B, run on shared slots",
       std::min(slots_->slotBytes(), kWholeMaxBytes), slots_->slotBytes());
@@ -227,10 +224,7 @@ Status Communicator::buildCollective(const algo::CollectiveArgs& args, const voi
   op->buffers = BufferList({const_cast<void*>(input), 0}, {output, 0});
   // A call inside braidGroupStart/End joins the group's fused schedule, so it
   // needs one of its own.
-  if (!inGroup() && (op->slotPath = slotPathFor(args)) != SlotPath::kNone) {
-    op->plan = op->slotPath == SlotPath::kWhole ? slotsPlan_ : chunkedSlotsPlan_;
-    return Status::ok();
-  }
+  if (!inGroup() && (op->slotPath = slotPathFor(args)) != SlotPath::kNone) return Status::ok();
   PlanKey key;
   const bool cacheable = keyOf(args, &key);
   if (cacheable && (op->plan = plans_.find(key))) return Status::ok();
@@ -291,7 +285,7 @@ uint64_t Communicator::enqueueLocked(const Op& op, uint64_t atNs) {
   record.dtype = op.dtype;
   record.count = op.count;
   record.rootOrPeer = op.rootOrPeer;
-  record.algorithm = op.plan->algorithm;
+  record.algorithm = planOf(op).algorithm;
   return nextTicket_++;
 }
 
@@ -329,11 +323,15 @@ Status Communicator::runInline(Op& op) {
 Status Communicator::runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket, Op& op,
                              Clock::time_point now) {
   // Earlier ops are bounded by their own deadlines, so this wait is too.
-  turn_.wait(lock, [&] { return serving_ == ticket || aborted_.load(); });
+  if (serving_ != ticket && !aborted_.load()) {
+    ++turnWaiters_;
+    turn_.wait(lock, [&] { return serving_ == ticket || aborted_.load(); });
+    --turnWaiters_;
+  }
   auto finish = [&](Status s) {
     recorder_.finished(ticket, s);
     if (serving_ == ticket) serving_++;
-    turn_.notify_all();
+    if (turnWaiters_ > 0) turn_.notify_all();
     return s;
   };
   const char* kind = algo::collectiveName(op.collective);
@@ -342,7 +340,8 @@ Status Communicator::runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket
     return finish(Status(error_.code(), std::string(kind) + ": the communicator failed earlier: " + error_.message()));
   const uint64_t seq = ++opsByKind_[static_cast<int>(op.collective)];
   if (now == Clock::time_point{}) now = coarseNow();
-  recorder_.started(ticket, seq, op.plan->bytesMoved,
+  const Plan& plan = planOf(op);
+  recorder_.started(ticket, seq, plan.bytesMoved,
                     std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   lock.unlock();
 
@@ -352,15 +351,15 @@ Status Communicator::runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket
   ctx.connections = &connections_;
   ctx.memory = &memory_;
   ctx.halted = &halted_;
-  ctx.haltReason = [this] { return haltReason(); };
+  ctx.haltReasonFn = [](const void* self) { return static_cast<const Communicator*>(self)->haltReason(); };
+  ctx.haltReasonArg = this;
   ctx.timeoutMs = config_.timeoutMs;
   ctx.spinNs = spinNs_;
   ctx.yieldWhileSpinning = yield_;
   ctx.rank = rank_;
   ctx.opKind = kind;
   ctx.opSeq = seq;
-  BRAID_TRACE("%s (%s): %zu steps", ctx.opName().c_str(), op.plan->algorithm.c_str(),
-              op.plan->schedule.steps.size());
+  BRAID_TRACE("%s (%s): %zu steps", ctx.opName().c_str(), plan.algorithm.c_str(), plan.schedule.steps.size());
   ctx.startedAt = now;
   Status status;
   if (config_.faultInjection.armedFor(rank_, ticket + 1)) status = config_.faultInjection.apply(nranks_, connections_);
@@ -479,7 +478,9 @@ Status Communicator::drain() {
     if (deadline.expired())
       return timeoutError("communicator still has " + std::to_string(nextTicket_ - serving_) +
                           " ops queued after " + std::to_string(config_.timeoutMs) + " ms");
+    ++turnWaiters_;
     turn_.wait_for(lock, std::chrono::milliseconds(deadline.remainingMs(100)));
+    --turnWaiters_;
   }
   return Status::ok();
 }

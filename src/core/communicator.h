@@ -141,6 +141,11 @@ class Communicator {
   static SlotCall slotCallOf(const Op& op, uint64_t ticket);
   // Why a halted op stops (for the executor).
   Status haltReason() const;
+  // The op's plan; for an op on the slots, the empty plan that names it.
+  const Plan& planOf(const Op& op) const {
+    if (op.slotPath == SlotPath::kNone) return *op.plan;
+    return op.slotPath == SlotPath::kWhole ? slotsPlan_ : chunkedSlotsPlan_;
+  }
   // Sets spinNs_ / yield_ from how many of the communicator's ranks share this
   // host with us against the cores this process may run on.
   void choosePolling();
@@ -154,7 +159,7 @@ class Communicator {
   ExecutorMemory memory_;
   PlanCache plans_;
   std::unique_ptr<HostSlots> slots_;
-  std::shared_ptr<const Plan> slotsPlan_, chunkedSlotsPlan_;  // what the flight recorder shows for slots ops
+  Plan slotsPlan_, chunkedSlotsPlan_;      // what the flight recorder shows for slots ops (see planOf)
   uint32_t slotOps_ = 0;                   // ops run on slots_ so far; only touched by the ticket holder
   std::atomic<bool> aborted_{false};
   std::atomic<bool> halted_{false};  // aborted_ or a fault from anywhere: running ops stop
@@ -167,6 +172,7 @@ class Communicator {
 
   mutable std::mutex mu_;
   std::condition_variable turn_;
+  int turnWaiters_ = 0;      // guarded by mu_: threads waiting on turn_ (none: no notify)
   uint64_t nextTicket_ = 0;  // guarded by mu_
   uint64_t serving_ = 0;     // guarded by mu_
   Status error_;             // guarded by mu_: the first failure

@@ -1,6 +1,7 @@
 #include "core/engine_thread.h"
 
 #include "base/env.h"
+#include "base/hot_thread_local.h"
 #include "base/log.h"
 #include "core/comm_topology.h"
 #include "topo/bind.h"
@@ -8,8 +9,8 @@
 
 namespace braid::core {
 namespace {
-thread_local bool tlsEngine = false;
-thread_local bool tlsBindTried = false;
+BRAID_HOT_THREAD_LOCAL bool tlsEngine = false;
+BRAID_HOT_THREAD_LOCAL bool tlsBindTried = false;
 }  // namespace
 
 void markEngineThread() { tlsEngine = true; }

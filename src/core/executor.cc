@@ -264,7 +264,7 @@ Status Run::go() {
       continue;
     }
     if (ctx_.halted && ctx_.halted->load(std::memory_order_relaxed)) {
-      Status why = ctx_.haltReason ? ctx_.haltReason() : abortedError("the communicator was halted");
+      Status why = ctx_.whyHalted();
       return Status(why.code(), ctx_.opName() + ": " + why.message() + " while waiting " + waitingFor());
     }
     if (deadline_.expired())

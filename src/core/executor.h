@@ -15,7 +15,6 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -77,9 +76,15 @@ struct ExecutionContext {
   ExecutorMemory* memory = nullptr;
   // Set (by any thread) when the op must stop: a local abort or a fault that
   // another rank reported. Read with one relaxed load when the op has nothing
-  // to do; haltReason() then says why (code and "rank 2 died ..." message).
+  // to do; whyHalted() then says why (code and "rank 2 died ..." message).
   const std::atomic<bool>* halted = nullptr;
-  std::function<Status()> haltReason;
+  // What whyHalted() asks. A function and its argument rather than a
+  // std::function: a context is made for every op, small ones included.
+  Status (*haltReasonFn)(const void* arg) = nullptr;
+  const void* haltReasonArg = nullptr;
+  Status whyHalted() const {
+    return haltReasonFn ? haltReasonFn(haltReasonArg) : abortedError("the communicator was halted");
+  }
   int timeoutMs = -1;
   // The deadline counts timeoutMs from here; unset (the epoch): from execute().
   Clock::time_point startedAt{};

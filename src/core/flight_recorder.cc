@@ -19,11 +19,13 @@ const char* opStateName(OpState s) {
   return "unknown";
 }
 
-FlightRecorder::FlightRecorder(size_t capacity) : ring_(capacity == 0 ? 1 : capacity) {}
+FlightRecorder::FlightRecorder(size_t capacity) : ring_(capacity == 0 ? 1 : capacity) {
+  if (ring_.size() > 1 && (ring_.size() & (ring_.size() - 1)) == 0) mask_ = ring_.size() - 1;
+}
 
 OpRecord& FlightRecorder::enqueued(uint64_t ticket, uint64_t atNs) {
   // Filled in place: the slot's strings keep their buffers from op to op.
-  OpRecord& slot = ring_[next_ % ring_.size()];
+  OpRecord& slot = ring_[indexOf(next_)];
   slot.ticket = ticket;
   slot.kindSeq = 0;
   slot.state = OpState::kEnqueued;
@@ -36,7 +38,7 @@ OpRecord& FlightRecorder::enqueued(uint64_t ticket, uint64_t atNs) {
 }
 
 OpRecord* FlightRecorder::find(uint64_t ticket) {
-  OpRecord& slot = ring_[ticket % ring_.size()];
+  OpRecord& slot = ring_[indexOf(ticket)];
   // Tickets are recorded in order, one per record, so a ticket's slot is fixed;
   // it is gone once K newer ops have been recorded.
   return slot.ticket == ticket ? &slot : nullptr;

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "base/cpu.h"
 #include "base/status.h"
 #include "transports/shm/segment.h"
 
@@ -67,6 +68,11 @@ class HostSlots {
   }
   // Makes this rank's slot of op `opNumber` visible and wakes sleepers.
   void publish(uint32_t opNumber) const;
+  // Starts moving this rank's slot of op `opNumber` (its control words and
+  // first data) into this core's cache for writing. Only once every rank is
+  // past that slot's last use: then the transfer overlaps whatever this rank
+  // does before its next op instead of delaying that op's publish.
+  void prefetchMySlot(uint32_t opNumber) const { prefetchForWrite(control(rank_, opNumber)); }
 
   // Whether rank r has published op `opNumber` (or a later one).
   bool hasPublished(int r, uint32_t opNumber) const {

@@ -4,6 +4,8 @@
 #include <deque>
 #include <vector>
 
+#include "base/hot_thread_local.h"
+
 namespace braid::core {
 namespace {
 
@@ -13,11 +15,9 @@ struct Pending {
   Op op;
 };
 
-struct GroupState {
-  int depth = 0;
-  std::vector<Pending> pending;
-};
-thread_local GroupState tlsGroup;
+// Depth of braidGroupStart nesting, read by every call; the ops a group holds.
+BRAID_HOT_THREAD_LOCAL int tlsGroupDepth = 0;
+thread_local std::vector<Pending> tlsGroupPending;
 
 Status runNow(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
   if (stream == nullptr) return comm->runInline(op);
@@ -28,9 +28,9 @@ Status runNow(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op
 }
 
 bool isSelf(const Op& op, int rank, algo::StepKind kind) {
+  if (op.collective != algo::Collective::kSendRecv) return false;
   const algo::Schedule& s = op.plan->schedule;
-  return op.collective == algo::Collective::kSendRecv && s.steps.size() == 1 && s.steps[0].kind == kind &&
-         s.steps[0].peer == rank;
+  return s.steps.size() == 1 && s.steps[0].kind == kind && s.steps[0].peer == rank;
 }
 
 // Fuses the group's ops of one communicator (in call order) into one op.
@@ -71,16 +71,16 @@ Status fuse(std::vector<Pending*>& members, Op* fused) {
 
 }  // namespace
 
-bool inGroup() { return tlsGroup.depth > 0; }
+bool inGroup() { return tlsGroupDepth > 0; }
 
-void groupStart() { tlsGroup.depth++; }
+void groupStart() { tlsGroupDepth++; }
 
-Status launch(const std::shared_ptr<Communicator>& handleRef, Stream* stream, Op&& op) {
-  // Our own reference: braidCommAbort on another thread may drop the handle's
-  // while this op runs inline.
-  const std::shared_ptr<Communicator> comm = handleRef;
+Status launch(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
+  // `comm` is the handle's own reference, which stays while the call runs
+  // (the C entry point pins the handle: api::CommPin), so an inline op needs
+  // no reference of its own; a queued op's closure and a group take one.
   if (inGroup()) {
-    tlsGroup.pending.push_back({comm, stream, std::move(op)});
+    tlsGroupPending.push_back({comm, stream, std::move(op)});
     return Status::ok();
   }
   if (isSelf(op, comm->rank(), algo::StepKind::kSend) || isSelf(op, comm->rank(), algo::StepKind::kRecv))
@@ -89,11 +89,10 @@ Status launch(const std::shared_ptr<Communicator>& handleRef, Stream* stream, Op
 }
 
 Status groupEnd() {
-  GroupState& g = tlsGroup;
-  if (g.depth == 0) return invalidUsage("braidGroupEnd without braidGroupStart");
-  if (--g.depth > 0) return Status::ok();
-  std::vector<Pending> pending = std::move(g.pending);
-  g.pending.clear();
+  if (tlsGroupDepth == 0) return invalidUsage("braidGroupEnd without braidGroupStart");
+  if (--tlsGroupDepth > 0) return Status::ok();
+  std::vector<Pending> pending = std::move(tlsGroupPending);
+  tlsGroupPending.clear();
 
   // One fused launch per communicator, in the order communicators first appear.
   std::vector<Communicator*> order;

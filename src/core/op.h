@@ -49,8 +49,8 @@ struct Op {
   int rootOrPeer = -1;
   RedOp redOp = RedOp::kSum;
   // kNone: the executor runs the plan. Else the op runs on the communicator's
-  // shared slots (slot_collectives.h) and the plan only names it for the
-  // flight recorder.
+  // shared slots (slot_collectives.h) and has no plan: the communicator's
+  // planOf() names it for the flight recorder, with no reference to count.
   SlotPath slotPath = SlotPath::kNone;
   std::shared_ptr<const Plan> plan;  // shared with the communicator's plan cache
   BufferList buffers;

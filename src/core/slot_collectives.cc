@@ -71,9 +71,11 @@ class Waiter {
   // Every rank but this one when who == kEveryone, else rank `who`.
   Status wait(int who, uint32_t opNumber, const char* why) {
     if (who == kNobody) return Status::ok();
-    if (who != kEveryone) return waitOne(who, opNumber, why);
+    if (who != kEveryone)
+      return slots_.hasPublished(who, opNumber) ? Status::ok() : waitOne(who, opNumber, why);
     for (int r = 0; r < slots_.nranks(); ++r)
-      if (r != slots_.rank()) BRAID_RETURN_IF_ERROR(waitOne(r, opNumber, why));
+      if (r != slots_.rank() && !slots_.hasPublished(r, opNumber))
+        BRAID_RETURN_IF_ERROR(waitOne(r, opNumber, why));
     return Status::ok();
   }
 
@@ -86,7 +88,7 @@ class Waiter {
     for (unsigned i = 1; !slots_.hasPublished(r, opNumber); ++i) {
       if (ctx_.halted && ctx_.halted->load(std::memory_order_relaxed)) {
         ctx_.suspect = r;
-        Status reason = ctx_.haltReason ? ctx_.haltReason() : abortedError("the communicator was halted");
+        Status reason = ctx_.whyHalted();
         return Status(reason.code(), ctx_.opName() + ": " + reason.message() + " while waiting for rank " +
                                          std::to_string(r) + " " + why + " (shared slots)");
       }
@@ -244,8 +246,13 @@ Status runWhole(const HostSlots& slots, uint32_t opNumber, const SlotCall& call,
   Waiter waiter(slots, call, ctx);
   size_t bytes = 0;
   publishedBytes(call.collective, call.count, call.dtype, slots.nranks(), slots.rank() == call.root, &bytes);
-  BRAID_RETURN_IF_ERROR(exchange(slots, waiter, opNumber, call.input, bytes, sources(call, slots.rank()),
-                                 "to publish its input", ctx));
+  const int who = sources(call, slots.rank());
+  BRAID_RETURN_IF_ERROR(
+      exchange(slots, waiter, opNumber, call.input, bytes, who, "to publish its input", ctx));
+  // Everyone published this op, so everyone is past the last use of this
+  // rank's next slot: fetch it now, while the output is computed and the
+  // next call is made, rather than when the next op publishes.
+  if (who == kEveryone) slots.prefetchMySlot(opNumber + 1);
   derive(slots, opNumber, call);
   return Status::ok();
 }

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <mutex>
 #include <optional>
 
 #include "base/env.h"
@@ -72,10 +71,10 @@ Loaded load() {
 #endif
 }
 
+// A function-local static, not std::call_once: every collective asks, and
+// call_once writes thread-locals on each call before it looks at the flag.
 const Loaded& loaded() {
-  static std::once_flag once;
-  static Loaded value;
-  std::call_once(once, [] { value = load(); });
+  static const Loaded value = load();
   return value;
 }
 

@@ -156,7 +156,7 @@ class SlotGroup {
       auto rank = std::make_unique<Rank>();
       rank->slots = std::make_unique<HostSlots>(area_, n, r, kSlotBytes);
       rank->ctx.halted = &rank->halted;
-      rank->ctx.haltReason = [] { return abortedError("halted by the test"); };
+      rank->ctx.haltReasonFn = [](const void*) { return abortedError("halted by the test"); };
       rank->ctx.timeoutMs = timeoutMs;
       // More threads than cores here: yield while waiting, as an oversubscribed rank does.
       rank->ctx.spinNs = 1000000;
