@@ -21,9 +21,8 @@ thread_local std::vector<Pending> tlsGroupPending;
 
 Status runNow(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
   if (stream == nullptr) return comm->runInline(op);
-  uint64_t ticket = comm->takeTicket(op);
-  auto shared = std::make_shared<Op>(std::move(op));
-  stream->enqueue([comm, shared, ticket]() { return comm->run(ticket, *shared); });
+  const uint64_t ticket = comm->takeTicket(op);
+  stream->enqueue(comm, ticket, std::move(op));
   return Status::ok();
 }
 

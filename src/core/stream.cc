@@ -1,5 +1,6 @@
 #include "core/stream.h"
 
+#include "core/communicator.h"
 #include "core/engine_thread.h"
 
 namespace braid::core {
@@ -15,9 +16,23 @@ Stream::~Stream() {
   worker_.join();
 }
 
-void Stream::enqueue(std::function<Status()> work) {
+void Stream::enqueue(std::shared_ptr<Communicator> comm, uint64_t ticket, Op&& op) {
+  Work work;
+  work.comm = std::move(comm);
+  work.ticket = ticket;
+  work.op = std::move(op);
+  push(std::move(work));
+}
+
+void Stream::enqueue(std::function<Status()> closure) {
+  Work work;
+  work.closure = std::move(closure);
+  push(std::move(work));
+}
+
+void Stream::push(Work&& work) {
   std::lock_guard<std::mutex> lock(mu_);
-  queue_.push_back(std::move(work));
+  queue_.push(std::move(work));
   if (queue_.size() == 1) workQueued_.notify_one();  // the worker only sleeps on an empty queue
 }
 
@@ -27,13 +42,17 @@ void Stream::loop() {
   for (;;) {
     workQueued_.wait(lock, [&] { return !queue_.empty() || stopping_; });
     if (queue_.empty()) return;  // stopping, and everything queued has run
-    std::function<Status()> work = std::move(queue_.front());
-    queue_.pop_front();
+    // Run in place: the producer only appends, and never moves queued items.
+    Work& work = queue_.front();
     running_ = true;
     lock.unlock();
-    Status status = work();
-    work = nullptr;  // release what the closure held before reporting idle
+    Status status = work.comm ? work.comm->run(work.ticket, work.op) : work.closure();
+    // Release what the item held before reporting idle (and outside the lock:
+    // this may be the communicator's last reference).
+    work.comm.reset();
+    work.closure = nullptr;
     lock.lock();
+    queue_.pop();
     running_ = false;
     if (!status.isOk() && firstError_.isOk()) firstError_ = status;
     if (queue_.empty()) drained_.notify_all();

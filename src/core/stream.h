@@ -2,22 +2,27 @@
 // issue collectives and go on computing (MegaScale-style overlap on CPUs).
 // Event: a marker in a stream that reports when everything before it is done.
 //
-// Work items are closures that return a Status; the first error is kept and
-// returned by synchronize() (then cleared) and query(). A closure owns what it
-// needs (e.g. a shared_ptr to its communicator), so a stream may outlive the
-// objects its callers freed after synchronizing.
+// A work item is an op of a communicator, or any closure that returns a
+// Status (event markers); the first error is kept and returned by
+// synchronize() (then cleared) and query(). An item owns what it needs (a
+// shared_ptr to its communicator), so a stream may outlive the objects its
+// callers freed after synchronizing.
 #pragma once
 
 #include <condition_variable>
-#include <deque>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include "base/segmented_queue.h"
 #include "base/status.h"
+#include "core/op.h"
 
 namespace braid::core {
+
+class Communicator;
 
 class Stream {
  public:
@@ -26,6 +31,10 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
+  // Runs comm->run(ticket, op) in its turn. The op is held by value in the
+  // queue, whose segments are recycled: a stream of small collectives
+  // allocates nothing per op.
+  void enqueue(std::shared_ptr<Communicator> comm, uint64_t ticket, Op&& op);
   void enqueue(std::function<Status()> work);
   // Blocks until the queue is empty and idle; returns and clears the first error.
   Status synchronize();
@@ -40,7 +49,14 @@ class Stream {
   // waits for work, synchronizers wait for the queue to drain.
   std::condition_variable workQueued_;
   std::condition_variable drained_;
-  std::deque<std::function<Status()>> queue_;
+  struct Work {
+    std::shared_ptr<Communicator> comm;  // an op: comm->run(ticket, op)
+    uint64_t ticket = 0;
+    Op op;
+    std::function<Status()> closure;  // anything else (comm is null)
+  };
+  void push(Work&& work);
+  SegmentedQueue<Work> queue_;
   bool running_ = false;  // an item is executing
   bool stopping_ = false;
   Status firstError_;

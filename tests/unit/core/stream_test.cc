@@ -20,6 +20,39 @@ TEST(Stream, RunsInOrderAndSynchronizeWaits) {
   EXPECT_TRUE(s.query().isOk());
 }
 
+// Items queued while the worker is blocked span many of the queue's segments,
+// starting mid-segment; they still run once each, in order, and a second
+// burst runs on recycled segments.
+TEST(Stream, KeepsOrderAcrossManySegmentsAndRecycledOnes) {
+  Stream s;
+  std::vector<int> order;
+  for (int round = 0; round < 2; ++round) {
+    std::promise<void> release;
+    std::shared_future<void> gate = release.get_future().share();
+    // Start the burst off a segment boundary.
+    for (int i = 0; i < 40; ++i)
+      s.enqueue([&order, i] {
+        order.push_back(i);
+        return Status::ok();
+      });
+    ASSERT_TRUE(s.synchronize().isOk());
+    s.enqueue([gate] {
+      gate.wait();
+      return Status::ok();
+    });
+    for (int i = 40; i < 10000; ++i)
+      s.enqueue([&order, i] {
+        order.push_back(i);
+        return Status::ok();
+      });
+    release.set_value();
+    ASSERT_TRUE(s.synchronize().isOk());
+    ASSERT_EQ(order.size(), 10000u) << "round " << round;
+    for (int i = 0; i < 10000; ++i) ASSERT_EQ(order[i], i) << "round " << round;
+    order.clear();
+  }
+}
+
 TEST(Stream, QueryIsInProgressWhileWorkIsBlocked) {
   Stream s;
   std::promise<void> release;
