@@ -275,7 +275,7 @@ Status Communicator::buildQuantized(const algo::CollectiveArgs& args,
 }
 
 uint64_t Communicator::takeTicket(const Op& op) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FutexMutex> lock(mu_);
   return enqueueLocked(op, coarseNowNs());
 }
 
@@ -299,14 +299,14 @@ std::string Communicator::defaultTracePath() const {
 Status Communicator::dumpTrace(const std::string& path) const {
   std::string json;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<FutexMutex> lock(mu_);
     json = recorder_.toJson(rank_, nranks_);
   }
   return FlightRecorder::writeJson(path.empty() ? defaultTracePath() : path, json);
 }
 
 Status Communicator::run(uint64_t ticket, Op& op) {
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<FutexMutex> lock(mu_);
   return runTurn(lock, ticket, op, Clock::time_point{});
 }
 
@@ -314,13 +314,13 @@ Status Communicator::runInline(Op& op) {
   // One lock and one clock reading both queue the op and, when its turn has
   // come already (the usual case), start it.
   const Clock::time_point now = coarseNow();
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<FutexMutex> lock(mu_);
   const uint64_t ticket =
       enqueueLocked(op, std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   return runTurn(lock, ticket, op, serving_ == ticket ? now : Clock::time_point{});
 }
 
-Status Communicator::runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket, Op& op,
+Status Communicator::runTurn(std::unique_lock<FutexMutex>& lock, uint64_t ticket, Op& op,
                              Clock::time_point now) {
   // Earlier ops are bounded by their own deadlines, so this wait is too.
   if (serving_ != ticket && !aborted_.load()) {
@@ -369,6 +369,10 @@ Status Communicator::runTurn(std::unique_lock<std::mutex>& lock, uint64_t ticket
     if (op.slotPath != SlotPath::kNone) status = runOnSlots(*slots_, &slotOps_, call, ctx);
   }
   if (status.isOk() && op.slotPath == SlotPath::kNone) status = execute(*op.plan, op.buffers.view(), ctx);
+  // Aborted while it ran: it may have completed with what peers had sent, but
+  // the caller asked for it to stop, and gets Aborted as every other op does.
+  if (status.isOk() && aborted_.load())
+    status = abortedError(std::string(kind) + ": the communicator was aborted while this op ran");
 
   if (!status.isOk()) {
     status = settle(status, ctx);
@@ -425,7 +429,7 @@ Status Communicator::settle(const Status& local, const ExecutionContext& ctx) {
     return local.code() == Code::kAborted ? local
                                           : abortedError(ctx.opName() + ": the communicator was aborted (braidCommAbort on "
                                                                       "this rank); then: " + local.message());
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<FutexMutex> lock(mu_);
   if (maybeCollateral(local) && error_.isOk()) {
     // When the hub itself has gone quiet (its host cut off or hung), no relay
     // will come, and the neighbour that closed on us most likely just judged
@@ -454,7 +458,7 @@ Status Communicator::settle(const Status& local, const ExecutionContext& ctx) {
 
 void Communicator::onFault(const Fault& fault) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<FutexMutex> lock(mu_);
     if (!error_.isOk()) return;  // ours came first (and was reported)
     error_ = fault.asRemoteStatus();
     remoteFault_ = true;
@@ -467,12 +471,12 @@ void Communicator::onFault(const Fault& fault) {
 
 Status Communicator::haltReason() const {
   if (aborted_.load()) return abortedError("the communicator was aborted (braidCommAbort on this rank)");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FutexMutex> lock(mu_);
   return error_;
 }
 
 Status Communicator::drain() {
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<FutexMutex> lock(mu_);
   Deadline deadline(config_.timeoutMs);
   while (serving_ != nextTicket_) {
     if (deadline.expired())
@@ -489,7 +493,7 @@ void Communicator::abort() {
   const bool first = !aborted_.exchange(true);
   halted_.store(true);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<FutexMutex> lock(mu_);
     turn_.notify_all();
   }
   if (!first || !watchdog_) return;
@@ -503,7 +507,7 @@ void Communicator::abort() {
 
 Status Communicator::asyncError() const {
   if (aborted_.load()) return abortedError("the communicator was aborted");
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<FutexMutex> lock(mu_);
   return error_;
 }
 

@@ -64,8 +64,17 @@ class HostSlots {
   // called different collectives).
   char* mySlot(uint32_t opNumber) const { return slot(rank_, opNumber); }
   void setMySignature(uint32_t opNumber, uint64_t signature) const {
-    control(rank_, opNumber)->signature = signature;
+    control(rank_, opNumber)->signature.store(signature, std::memory_order_relaxed);  // publish() releases it
   }
+  // Marks this rank's published op `opNumber` as failed here, so that a peer
+  // still to check its signatures fails the op too instead of completing it
+  // with inputs from ranks that gave up on it. Only for an op this rank
+  // published (so every rank is past the slot's previous use).
+  void markMyOpFailed(uint32_t opNumber) const {
+    control(rank_, opNumber)->signature.store(kFailedSignature, std::memory_order_release);
+  }
+  // A signature no call has (its collective byte is not a collective).
+  static constexpr uint64_t kFailedSignature = ~uint64_t{0};
   // Makes this rank's slot of op `opNumber` visible and wakes sleepers.
   void publish(uint32_t opNumber) const;
   // Starts moving this rank's slot of op `opNumber` (its control words and
@@ -88,7 +97,9 @@ class HostSlots {
   char* slot(int r, uint32_t opNumber) const {
     return reinterpret_cast<char*>(control(r, opNumber)) + sizeof(Control);
   }
-  uint64_t signatureOf(int r, uint32_t opNumber) const { return control(r, opNumber)->signature; }
+  uint64_t signatureOf(int r, uint32_t opNumber) const {
+    return control(r, opNumber)->signature.load(std::memory_order_acquire);
+  }
 
   // Every op of the communicator, on the slots or not, says here which op it
   // is (its ticket, the same on every rank for the same call) and a 32-bit
@@ -118,7 +129,7 @@ class HostSlots {
   struct Control {
     std::atomic<uint32_t> published;  // the last op number published in this slot; also the futex word
     std::atomic<uint32_t> sleepers;   // ranks sleeping on `published`
-    uint64_t signature;               // of the call published last
+    std::atomic<uint64_t> signature;  // of the call published last (kFailedSignature: failed there)
   };
   static constexpr size_t kLine = 64;
   HostSlots(shm::Mapping mapping, int nranks, int rank, size_t slotBytes);

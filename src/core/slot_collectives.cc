@@ -178,6 +178,11 @@ Status checkSignatures(const HostSlots& slots, uint32_t opNumber, int who, uint6
     const uint64_t theirs = slots.signatureOf(r, opNumber);
     if (theirs == mine) continue;
     ctx.suspect = r;
+    // Worded as news from elsewhere: the rank's own reason (a fault the
+    // watchdog relays) is the root cause to report.
+    if (theirs == HostSlots::kFailedSignature)
+      return remoteError(ctx.opName() + ": rank " + std::to_string(r) +
+                         " gave up on this op (it failed there)");
     return remoteError(ctx.opName() + ": rank " + std::to_string(r) + " called " +
                        describeSlotSignature(theirs) + " while this rank called " +
                        describeSlotSignature(mine) + ": the ranks called different collectives");
@@ -238,7 +243,13 @@ Status exchange(const HostSlots& slots, Waiter& waiter, uint32_t opNumber, const
   if (data != nullptr && bytes > 0) std::memcpy(slots.mySlot(opNumber), data, bytes);
   slots.setMySignature(opNumber, waiter.signature());
   slots.publish(opNumber);
-  BRAID_RETURN_IF_ERROR(waiter.wait(who, opNumber, why));
+  if (Status waited = waiter.wait(who, opNumber, why); !waited.isOk()) {
+    // Halted or timed out after publishing: peers still to check this op must
+    // not complete it with this input. (A mismatch below needs no mark: the
+    // peers see the mismatching signature themselves.)
+    slots.markMyOpFailed(opNumber);
+    return waited;
+  }
   return checkSignatures(slots, opNumber, who, waiter.signature(), ctx);
 }
 

@@ -316,6 +316,26 @@ TEST(SlotCollectives, AHaltedOpStopsNamingTheRankItWaitedFor) {
   EXPECT_EQ(y, 0) << "a failed op leaves the output alone";
 }
 
+// A rank that published its input and then gave up (halted) marks its op
+// failed: a peer that comes later must not complete the op with that input,
+// and says which rank gave up. Sequential calls, so no timing is involved:
+// rank 0 fails while rank 2 has not come; rank 2 then finds everyone's input
+// published, and rank 0's marked failed.
+TEST(SlotCollectives, APeerThatGaveUpAfterPublishingFailsTheOpForLaterRanks) {
+  SlotGroup group(3);
+  group.rank(0).halted = true;
+  int32_t x[3] = {1, 2, 3}, y[3] = {0, 0, 0};
+  const Case c{Collective::kAllReduce, DataType::kInt32, RedOp::kSum, 1, 0};
+  EXPECT_EQ(group.call(0, c, &x[0], &y[0]).code(), Code::kAborted);
+  group.rank(1).halted = true;  // rank 1 publishes, then gives up waiting for rank 2
+  EXPECT_EQ(group.call(1, c, &x[1], &y[1]).code(), Code::kAborted);
+  Status late = group.call(2, c, &x[2], &y[2]);
+  EXPECT_EQ(late.code(), Code::kRemoteError) << late.message();
+  EXPECT_NE(late.message().find("rank 0 gave up on this op"), std::string::npos) << late.message();
+  EXPECT_EQ(group.rank(2).ctx.suspect, 0);
+  EXPECT_EQ(y[2], 0) << "a failed op leaves the output alone";
+}
+
 TEST(SlotCollectives, ARankThatNeverComesTimesOutNamingIt) {
   SlotGroup group(3, 100);
   Status st[3];
