@@ -4,16 +4,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "base/cpu.h"
+
 namespace braid {
 namespace {
-
-void cpuPause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // Spins before sleeping: about a microsecond, longer than the critical
 // sections this mutex guards, shorter than a futex sleep and wake.
@@ -23,7 +17,7 @@ constexpr int kSpins = 100;
 
 void FutexMutex::lockContended() {
   for (int i = 0; i < kSpins; ++i) {
-    cpuPause();
+    cpuRelax();
     uint32_t seen = kFree;
     if (state_.load(std::memory_order_relaxed) == kFree &&
         state_.compare_exchange_strong(seen, kLocked, std::memory_order_acquire, std::memory_order_relaxed))

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <string>
 
+#include "base/cpu.h"
 #include "base/deadline.h"
 #include "kernels/reduce.h"
-#include "transports/shm/doorbell.h"
 
 namespace braid::core {
 namespace {
@@ -95,7 +95,7 @@ class Waiter {
       if (ctx_.yieldWhileSpinning)
         sched_yield();
       else
-        shm::cpuRelax();
+        cpuRelax();
       if (i % 64 != 0) continue;
       if (slots_.announcedOther(r, call_.ticket, signature_)) {
         // Rank r is in another call at this place: one the executor runs

@@ -8,6 +8,7 @@
 #include <climits>
 #include <ctime>
 
+#include "base/cpu.h"
 #include "base/deadline.h"
 
 namespace braid::shm {

@@ -39,13 +39,4 @@ void futexWakeAll(std::atomic<uint32_t>* word);
 // or timeoutMs. Returns whether ready() held (a spurious false is allowed).
 bool waitDoorbell(DoorbellPage* page, const std::function<bool()>& ready, int spinUs, int timeoutMs);
 
-// A cheap pause inside spin loops.
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 }  // namespace braid::shm
