@@ -20,10 +20,10 @@ template <typename T, size_t kSegmentItems = 32, size_t kSpareSegments = 64>
 class SegmentedQueue {
  public:
   SegmentedQueue() = default;
+  // Popping everything releases every segment of the chain one by one (pop
+  // recycles each as it empties), so no long chain is left to recurse through.
   ~SegmentedQueue() {
     while (!empty()) pop();
-    // Unlinked one by one: a long chain must not recurse through destructors.
-    while (head_) head_ = std::move(head_->next);
   }
   SegmentedQueue(const SegmentedQueue&) = delete;
   SegmentedQueue& operator=(const SegmentedQueue&) = delete;
