@@ -195,7 +195,16 @@ BRAID_API braidResult_t braidCommUserRank(const braidComm_t comm, int* rank);
  * In place, as NCCL: send == recv (all-gather: send == recv + rank*sendcount;
  * reduce-scatter: send + rank*recvcount == recv). All-to-all(v) has no in-place
  * form. Any other overlap of send and recv is InvalidArgument. Counts are in
- * elements. */
+ * elements.
+ *
+ * Buffers may be CUDA device memory (found with cudaPointerGetAttributes),
+ * on every rank of a call or on none: braid stages them through page-locked
+ * host memory, cutting all-reduce, broadcast and reduce into pieces whose
+ * copies overlap the communication (BRAID_CUDA_CHUNK_BYTES). On a NULL stream
+ * the device input must be ready when the call is made (synchronize the
+ * stream that wrote it) and the output is in place when the call returns; on
+ * a stream from braidStreamWrapCuda, ordering follows that CUDA stream. Device
+ * buffers inside braidGroupStart/End return braidNotSupported for now. */
 
 BRAID_API braidResult_t braidAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                        braidDataType_t datatype, braidRedOp_t op,
@@ -323,10 +332,16 @@ BRAID_API braidResult_t braidGroupEnd(void);
 /* ---- Streams and events ------------------------------------------------- */
 
 BRAID_API braidResult_t braidStreamCreate(braidStream_t* stream);
-/* A braid stream ordered with a CUDA stream (cudaStream_t passed as void*):
- * collectives queued on it run after the work already on cudaStream, and
- * later work there waits for them. Not implemented yet: returns
- * braidNotSupported with the reason (no CUDA module or device, or not yet). */
+/* A braid stream ordered with a CUDA stream (cudaStream_t passed as void*;
+ * NULL is the legacy default stream), created on the device that owns it:
+ * an op queued on it runs after the work queued on cudaStream before the
+ * call, and work queued on cudaStream after the call waits for the op. The
+ * calling thread never blocks: the CUDA stream waits on a flag that braid's
+ * worker sets when the op is over (cuStreamWaitValue32, or a host function
+ * where the driver lacks it). Errors surface in braidStreamSynchronize /
+ * braidStreamQuery of the braid stream; a failed op still releases the CUDA
+ * stream. braidStreamDestroy waits for queued ops; the CUDA stream must
+ * outlive them. braidNotSupported (with the reason) without a CUDA device. */
 BRAID_API braidResult_t braidStreamWrapCuda(void* cudaStream, braidStream_t* stream);
 /* Waits for the queued work, then frees the stream. */
 BRAID_API braidResult_t braidStreamDestroy(braidStream_t stream);

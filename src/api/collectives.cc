@@ -18,11 +18,41 @@ namespace {
 braid::DataType dt(braidDataType_t t) { return static_cast<braid::DataType>(t); }
 braid::RedOp ro(braidRedOp_t op) { return static_cast<braid::RedOp>(op); }
 
+// The bytes a collective reads and writes on this rank (0: none), for
+// staging device buffers; elementwise: output element i depends on input
+// element i alone, so the call may be cut into pieces.
+struct Extents {
+  size_t input = 0;
+  size_t output = 0;
+  bool elementwise = false;
+};
+
 // Builds and launches a collective whose checks passed.
 Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::algo::CollectiveArgs& args,
-                        const void* input, void* output) {
-  BRAID_RETURN_IF_ERROR(braid::kernels::checkHostPointers(braid::algo::collectiveName(args.collective),
-                                                          {{"sendbuff", input}, {"recvbuff", output}}));
+                        const void* input, void* output, Extents extents) {
+  core::CudaStreamOrder* order = stream ? stream->cuda.get() : nullptr;
+  if (__builtin_expect(braid::kernels::deviceModule() != nullptr, 0) &&
+      core::needsStaging(extents.input ? input : nullptr, extents.output ? output : nullptr, order)) {
+    core::StagingRequest request;
+    request.input = input;
+    request.inputBytes = extents.input;
+    request.output = output;
+    request.outputBytes = extents.output;
+    request.elementwise = extents.elementwise && !args.quantized;
+    request.elementSize = braid::dataTypeSize(args.dtype);
+    request.count = args.count;
+    if (args.collective == Collective::kAllToAllv)
+      for (size_t p = 0; p < args.recvCounts.size(); ++p)
+        request.outputBlocks.emplace_back(args.recvDispls[p] * request.elementSize,
+                                          args.recvCounts[p] * request.elementSize);
+    auto impl = comm->impl;
+    request.build = [impl, args](const void* in, void* out, size_t count, core::Op* op) {
+      braid::algo::CollectiveArgs piece = args;
+      piece.count = count;
+      return impl->buildCollective(piece, in, out, op);
+    };
+    return core::launchStaged(comm->impl, stream ? &stream->stream : nullptr, order, std::move(request));
+  }
   core::Op op;
   BRAID_RETURN_IF_ERROR(comm->impl->buildCollective(args, input, output, &op));
   return core::launch(comm->impl, stream ? &stream->stream : nullptr, std::move(op));
@@ -57,7 +87,7 @@ Status allReduce(const void* send, void* recv, size_t count, braidDataType_t t, 
   CHECK(api::checkOverlap(fn, send, bytes, recv, bytes, send == recv, "in place means sendbuff == recvbuff"));
   auto args = argsOf(comm, Collective::kAllReduce, count, t);
   args.op = ro(op);
-  return launchCollective(comm, stream, args, send, recv);
+  return launchCollective(comm, stream, args, send, recv, {bytes, bytes, true});
 }
 
 Status broadcast(const void* send, void* recv, size_t count, braidDataType_t t, int root,
@@ -74,7 +104,7 @@ Status broadcast(const void* send, void* recv, size_t count, braidDataType_t t, 
   if (isRoot) CHECK(api::checkOverlap(fn, send, bytes, recv, bytes, send == recv, "in place means sendbuff == recvbuff"));
   auto args = argsOf(comm, Collective::kBroadcast, count, t);
   args.root = root;
-  return launchCollective(comm, stream, args, send, recv);
+  return launchCollective(comm, stream, args, send, recv, {isRoot ? bytes : 0, bytes, true});
 }
 
 Status reduce(const void* send, void* recv, size_t count, braidDataType_t t, braidRedOp_t op,
@@ -95,7 +125,8 @@ Status reduce(const void* send, void* recv, size_t count, braidDataType_t t, bra
   auto args = argsOf(comm, Collective::kReduce, count, t);
   args.op = ro(op);
   args.root = root;
-  return launchCollective(comm, stream, args, send, isRoot ? recv : nullptr);
+  return launchCollective(comm, stream, args, send, isRoot ? recv : nullptr,
+                          {bytes, isRoot ? bytes : 0, true});
 }
 
 }  // namespace
@@ -117,7 +148,7 @@ Status allGather(const char* fn, const void* send, void* recv, size_t sendcount,
                           "in place means sendbuff == recvbuff + rank * sendcount"));
   auto args = argsOf(comm, Collective::kAllGather, sendcount, t);
   withCodec(codec, &args);
-  return launchCollective(comm, stream, args, send, recv);
+  return launchCollective(comm, stream, args, send, recv, {bytes, total, false});
 }
 
 }  // namespace braid::api
@@ -141,7 +172,7 @@ Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataTy
                           "in place means recvbuff == sendbuff + rank * recvcount"));
   auto args = argsOf(comm, Collective::kReduceScatter, recvcount, t);
   args.op = ro(op);
-  return launchCollective(comm, stream, args, send, recv);
+  return launchCollective(comm, stream, args, send, recv, {total, bytes, false});
 }
 
 }  // namespace
@@ -159,7 +190,7 @@ Status allToAll(const char* fn, const void* send, void* recv, size_t count, brai
   CHECK(api::checkOverlap(fn, send, total, recv, total, false, "all-to-all has no in-place form"));
   auto args = argsOf(comm, Collective::kAllToAll, count, t);
   withCodec(codec, &args);
-  return launchCollective(comm, stream, args, send, recv);
+  return launchCollective(comm, stream, args, send, recv, {total, total, false});
 }
 
 // Extent in bytes of the blocks (count[p], displ[p]) for all p.
@@ -206,7 +237,7 @@ Status allToAllv(const char* fn, const void* send, const size_t sendcounts[], co
                                   std::to_string(recvcounts[comm->impl->rank()]) +
                                   " (the own block goes through the codec into the output, so they must match)");
   withCodec(codec, &args);
-  return launchCollective(comm, stream, args, send, recv);
+  return launchCollective(comm, stream, args, send, recv, {sendExtent, recvExtent, false});
 }
 
 }  // namespace braid::api
@@ -222,18 +253,38 @@ Status pointToPoint(bool isSend, const void* buf, size_t count, braidDataType_t 
   size_t bytes = 0;
   CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
   CHECK(api::checkBuffer(fn, isSend ? "sendbuff" : "recvbuff", buf, bytes));
-  CHECK(braid::kernels::checkHostPointers(fn, {{isSend ? "sendbuff" : "recvbuff", buf}}));
+  auto impl = comm->impl;
+  auto build = [impl, isSend, bytes, peer, t, count](const void* in, void* out, size_t, core::Op* op) {
+    CHECK(impl->buildPointToPoint(isSend, isSend ? in : out, bytes, peer, op));
+    op->dtype = dt(t);
+    op->count = count;
+    op->rootOrPeer = peer;
+    return Status::ok();
+  };
+  core::CudaStreamOrder* order = stream ? stream->cuda.get() : nullptr;
+  if (__builtin_expect(braid::kernels::deviceModule() != nullptr, 0) &&
+      core::needsStaging(buf, nullptr, order)) {
+    core::StagingRequest request;
+    if (isSend) {
+      request.input = buf;
+      request.inputBytes = bytes;
+    } else {
+      request.output = const_cast<void*>(buf);
+      request.outputBytes = bytes;
+    }
+    request.count = count;
+    request.build = build;
+    return core::launchStaged(impl, stream ? &stream->stream : nullptr, order, std::move(request));
+  }
   core::Op op;
-  CHECK(comm->impl->buildPointToPoint(isSend, buf, bytes, peer, &op));
-  op.dtype = dt(t);
-  op.count = count;
-  op.rootOrPeer = peer;
+  CHECK(build(buf, const_cast<void*>(buf), count, &op));
   return core::launch(comm->impl, stream ? &stream->stream : nullptr, std::move(op));
 }
 
 Status barrier(braidComm_t comm, braidStream_t stream) {
   CHECK(api::checkComm("braidBarrier", comm));
-  return launchCollective(comm, stream, argsOf(comm, Collective::kBarrier, 0, braidUint8), nullptr, nullptr);
+  return launchCollective(comm, stream, argsOf(comm, Collective::kBarrier, 0, braidUint8), nullptr, nullptr,
+                          {});
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "core/communicator.h"
+#include "core/device_staging.h"
 #include "core/stream.h"
 
 struct braidComm {
@@ -24,6 +25,9 @@ struct braidComm {
 };
 
 struct braidStream {
+  // braidStreamWrapCuda's binding, or null. Declared first so that it outlives
+  // the stream, whose destructor runs the queued ops that use it.
+  std::unique_ptr<braid::core::CudaStreamOrder> cuda;
   braid::core::Stream stream;
 };
 

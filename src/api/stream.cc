@@ -25,14 +25,19 @@ braidResult_t braidStreamCreate(braidStream_t* stream) {
 }
 
 braidResult_t braidStreamWrapCuda(void* cudaStream, braidStream_t* stream) {
-  (void)cudaStream;
   if (stream == nullptr) return nullArg("braidStreamWrapCuda", "stream");
-  const std::string& why = braid::kernels::deviceUnavailableReason();
-  return api::report(nullptr, braid::notSupported(
-                                  "braidStreamWrapCuda: " +
-                                  (why.empty() ? std::string("ordering collectives on a cudaStream_t is not "
-                                                             "implemented yet")
-                                               : why)));
+  const braid::kernels::DeviceModule* m = braid::kernels::deviceModule();
+  if (m == nullptr)
+    return api::report(
+        nullptr, braid::notSupported("braidStreamWrapCuda: " + braid::kernels::deviceUnavailableReason()));
+  std::unique_ptr<braid::core::CudaStreamOrder> order;
+  Status st = braid::core::CudaStreamOrder::create(*m, cudaStream, &order);
+  if (!st.isOk()) return api::report(nullptr, st.prefix("braidStreamWrapCuda"));
+  auto* s = new (std::nothrow) braidStream();
+  if (s == nullptr) return api::report(nullptr, braid::systemError("braidStreamWrapCuda", ENOMEM));
+  s->cuda = std::move(order);
+  *stream = s;
+  return braidSuccess;
 }
 
 braidResult_t braidStreamDestroy(braidStream_t stream) {

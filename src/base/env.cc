@@ -14,6 +14,13 @@ const std::vector<Variable>& all() {
        "Write the log to this file instead of stderr; %h is replaced by the host name, %p by the pid."},
       {"BRAID_CUDA_MODULE", "",
        "Path of libbraid-cuda.so (the CUDA module) when it is not next to libbraid.so."},
+      {"BRAID_CUDA_CHUNK_BYTES", "0",
+       "Device buffers are staged through page-locked host memory; all-reduce, broadcast and reduce are cut "
+       "into pieces of this many bytes so that copying one piece overlaps the collective on another. 0: "
+       "an eighth of the call, between 1 MiB and 8 MiB. Must be the same on every rank."},
+      {"BRAID_CUDA_FLAG_WAIT", "",
+       "How a CUDA stream bound with braidStreamWrapCuda waits for a collective: unset uses "
+       "cuStreamWaitValue32 where the driver offers it, hostfn a host function that polls (for tests)."},
       {"BRAID_TIMEOUT_MS", "300000",
        "Deadline in milliseconds for init and for every wait inside an operation."},
       {"BRAID_NSOCKS", "0",

@@ -38,12 +38,14 @@ Loaded load() {
   out.why = "braid was built without CUDA (BRAID_CUDA=off or no toolkit found)";
   return out;
 #else
-  if (!driverPresent()) {
+  const std::optional<std::string> configured = env::raw("BRAID_CUDA_MODULE");
+  const bool chosen = configured && !configured->empty();
+  // A module named explicitly is asked itself (it may stand in for CUDA in
+  // tests: tests/integration/fake_cuda_module.cc).
+  if (!chosen && !driverPresent()) {
     out.why = "no NVIDIA driver on this host (/dev/nvidiactl and /proc/driver/nvidia are missing)";
     return out;
   }
-  const std::optional<std::string> configured = env::raw("BRAID_CUDA_MODULE");
-  const bool chosen = configured && !configured->empty();
   std::string path = chosen ? *configured : ownDirectory() + kDeviceModuleFileName;
   // RTLD_LOCAL: the CUDA runtime stays private to the module.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -84,17 +86,11 @@ const DeviceModule* deviceModule() { return loaded().module; }
 
 const std::string& deviceUnavailableReason() { return loaded().why; }
 
-Status checkHostPointers(const char* fn, std::initializer_list<std::pair<const char*, const void*>> pointers) {
+int deviceOfPointer(const void* p) {
   const DeviceModule* m = deviceModule();
-  if (m == nullptr) return Status::ok();  // no device: every pointer is host memory
-  for (const auto& [name, p] : pointers) {
-    if (p == nullptr) continue;
-    int device = -1;
-    if (m->pointerDevice(p, &device) == 0 && device >= 0)
-      return notSupported(std::string(fn) + ": " + name + " is memory of CUDA device " + std::to_string(device) +
-                          "; device buffers are not supported yet (stage through host memory)");
-  }
-  return Status::ok();
+  if (m == nullptr || p == nullptr) return -1;
+  int device = -1;
+  return m->pointerDevice(p, &device) == 0 ? device : -1;
 }
 
 }  // namespace braid::kernels

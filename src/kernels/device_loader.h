@@ -8,9 +8,7 @@
 // here fails a host-only program.
 #pragma once
 
-#include <initializer_list>
 #include <string>
-#include <utility>
 
 #include "base/status.h"
 #include "kernels/device_module.h"
@@ -25,10 +23,9 @@ const DeviceModule* deviceModule();
 // device: ..."); empty when it is not.
 const std::string& deviceUnavailableReason();
 
-// Ok when every pointer is host memory (or no device is present, when no
-// pointer can be device memory); NotSupported naming the first device
-// pointer (`names[i]` for pointers[i]) otherwise: device buffers are not
-// handled by the collectives yet.
-Status checkHostPointers(const char* fn, std::initializer_list<std::pair<const char*, const void*>> pointers);
+// The CUDA device owning p, or -1 for host memory (pageable, pinned or
+// unknown to CUDA), for nullptr, and for every pointer when no device is
+// present.
+int deviceOfPointer(const void* p);
 
 }  // namespace braid::kernels

@@ -21,7 +21,7 @@ namespace braid::kernels {
 // Bumped whenever the table changes shape; the loader refuses other versions
 // (a libbraid-cuda.so from another build must not be called through a
 // mismatched table).
-constexpr uint32_t kDeviceModuleAbi = 1;
+constexpr uint32_t kDeviceModuleAbi = 2;
 
 // codec.h's CodecParams as plain fields: format (WireFormat), hostType
 // (DataType: Float32 or Bfloat16), lossScale (fp16), blockSize (fp8). The
@@ -52,6 +52,33 @@ struct DeviceModule {
   // codec.h's encode / decode with the same layout and bits; count values.
   int (*encode)(const DeviceCodec* codec, const void* src, size_t count, void* dst, void* stream);
   int (*decode)(const DeviceCodec* codec, const void* src, size_t count, void* dst, void* stream);
+
+  // What staging device buffers through host memory needs (core/device_staging.h).
+  // The calling thread's current device (cudaGetDevice / cudaSetDevice).
+  int (*getDevice)(int* device);
+  int (*setDevice)(int device);
+  // Page-locked host memory usable from every device (cudaHostAllocPortable),
+  // also mapped into the devices' address space when `mapped` is nonzero.
+  int (*hostAlloc)(void** p, size_t bytes, int mapped);
+  int (*hostRelease)(void* p);
+  // A stream that does not synchronise with the legacy default stream.
+  int (*streamCreate)(void** stream);
+  int (*streamDestroy)(void* stream);
+  // Events without timing (the cheap kind): record, wait on the host, or
+  // make a stream wait for one.
+  int (*eventCreate)(void** event);
+  int (*eventDestroy)(void* event);
+  int (*eventRecord)(void* event, void* stream);
+  int (*eventSynchronize)(void* event);
+  int (*streamWaitEvent)(void* stream, void* event);
+  // Makes `stream` wait, without blocking the calling thread, until
+  // (int32_t)(*flag - value) >= 0, where flag lies in memory from
+  // hostAlloc(mapped) and the host writes it. cuStreamWaitValue32 where the
+  // driver offers it, else a host function on the stream that polls the flag.
+  int (*streamWaitFlag)(void* stream, const uint32_t* flag, uint32_t value);
+  // How streamWaitFlag waits in this process: "stream memory operation",
+  // "host function", or "" before its first use.
+  const char* (*flagWaitMechanism)();
 };
 
 // The one symbol the module exports.

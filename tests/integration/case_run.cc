@@ -162,7 +162,52 @@ void CaseRun::setupAllToAllv() {
   for (int p = 0; p < n_; ++p) expect(recvDispls_[p], recvCounts_[p], own(movePattern(es_, p, me_, c_.seed)));
 }
 
+CaseRun::~CaseRun() {
+  if (device_) {
+    device_->release(deviceSend_);
+    device_->release(deviceRecv_);
+  }
+}
+
+void* CaseRun::onDevice(const void* p) const {
+  auto inside = [p](const GuardedBuffer& b) {
+    const uint8_t* start = b.storage().data();
+    return !b.empty() && p >= start && p <= start + b.storage().size();
+  };
+  const auto* at = static_cast<const uint8_t*>(p);
+  if (p && inside(send_)) return static_cast<uint8_t*>(deviceSend_) + (at - send_.storage().data());
+  if (p && inside(recv_)) return static_cast<uint8_t*>(deviceRecv_) + (at - recv_.storage().data());
+  return const_cast<void*>(p);
+}
+
 braidResult_t CaseRun::launch(braidComm_t comm, braidStream_t s, std::string* call) {
+  if (!device_) return launchHost(comm, s, call);
+  if (!send_.empty() && !deviceSend_) {
+    deviceSend_ = device_->alloc(send_.storage().size());
+    device_->copy(deviceSend_, send_.storage().data(), send_.storage().size());
+  }
+  if (!recv_.empty() && !deviceRecv_) {
+    deviceRecv_ = device_->alloc(recv_.storage().size());
+    device_->copy(deviceRecv_, recv_.storage().data(), recv_.storage().size());
+  }
+  // The same calls with the pointers moved into the mirrors.
+  const void* hostSend = sendPtr_;
+  void* hostRecv = recvPtr_;
+  sendPtr_ = onDevice(hostSend);
+  recvPtr_ = onDevice(hostRecv);
+  braidResult_t r = launchHost(comm, s, call);
+  sendPtr_ = hostSend;
+  recvPtr_ = hostRecv;
+  return r;
+}
+
+void CaseRun::collect() {
+  if (!device_) return;
+  if (deviceSend_) device_->copy(send_.storage().data(), deviceSend_, send_.storage().size());
+  if (deviceRecv_) device_->copy(recv_.storage().data(), deviceRecv_, recv_.storage().size());
+}
+
+braidResult_t CaseRun::launchHost(braidComm_t comm, braidStream_t s, std::string* call) {
   const size_t cnt = c_.count;
   const braidDataType_t t = c_.type;
   switch (c_.coll) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "data.h"
+#include "device_memory.h"
 #include "matrix.h"
 
 namespace braid::itest {
@@ -27,6 +28,7 @@ class GuardedBuffer {
   GuardedBuffer(size_t bytes, uint64_t junkSeed);
   uint8_t* data() { return storage_.data() + kGuard; }
   const Bytes& storage() const { return storage_; }
+  Bytes& storage() { return storage_; }
   bool empty() const { return storage_.empty(); }
 
  private:
@@ -37,9 +39,17 @@ class CaseRun {
  public:
   // shared: the matrix's shared memory (barrier counter).
   CaseRun(const Case& c, int rank, int nranks, void* shared);
+  ~CaseRun();
+  CaseRun(const CaseRun&) = delete;
+  CaseRun& operator=(const CaseRun&) = delete;
+  // Runs the case on device buffers: launch() copies both buffers (guards
+  // included) to device memory and calls braid with those; collect() copies
+  // them back once the op is done, before verify().
+  void useDevice(const DeviceMemory* device) { device_ = device; }
   // Issues the case's braid calls on stream (NULL: inline). On failure returns
   // the code and names the call in *call.
   braidResult_t launch(braidComm_t comm, braidStream_t stream, std::string* call);
+  void collect();
   // True when every byte is as expected; else *error describes the first bad one.
   bool verify(std::string* error);
   const Case& spec() const { return c_; }
@@ -55,6 +65,8 @@ class CaseRun {
   void setupBlocks();
   void setupAllToAllv();
   braidResult_t launchGroup(braidComm_t comm, braidStream_t stream, std::string* call);
+  braidResult_t launchHost(braidComm_t comm, braidStream_t stream, std::string* call);
+  void* onDevice(const void* hostPtr) const;
 
   Case c_;
   int me_, n_;
@@ -67,6 +79,9 @@ class CaseRun {
   std::deque<Bytes> patterns_;  // stable addresses for Region::pattern
   std::vector<Region> regions_;
   std::vector<size_t> sendCounts_, sendDispls_, recvCounts_, recvDispls_;
+  const DeviceMemory* device_ = nullptr;
+  void* deviceSend_ = nullptr;  // mirrors of send_ / recv_ storage (guards included)
+  void* deviceRecv_ = nullptr;
 };
 
 }  // namespace braid::itest

@@ -104,22 +104,28 @@ void verifyOrReport(CaseRun& run) {
 
 }  // namespace
 
-bool runInline(const std::vector<Case>& cases, braidComm_t comm, int rank, int nranks, void* shared) {
+bool runInline(const std::vector<Case>& cases, braidComm_t comm, int rank, int nranks, void* shared,
+               const DeviceMemory* device) {
   for (const Case& c : cases) {
     CaseRun run(c, rank, nranks, shared);
+    run.useDevice(device);
     if (!launchOrReport(run, comm, nullptr)) return false;
+    run.collect();
     verifyOrReport(run);
   }
   return true;
 }
 
 bool runOnStream(const std::vector<Case>& cases, braidComm_t comm, int rank, int nranks, void* shared,
-                 size_t batch) {
-  braidStream_t stream = nullptr;
+                 size_t batch, const DeviceMemory* device, braidStream_t given) {
+  braidStream_t stream = given;
   braidEvent_t half = nullptr;
-  braidResult_t r = braidStreamCreate(&stream);
-  EXPECT_EQ(r, braidSuccess) << "braidStreamCreate: " << braidGetLastError(nullptr);
-  if (r != braidSuccess) return false;
+  braidResult_t r = braidSuccess;
+  if (!stream) {
+    r = braidStreamCreate(&stream);
+    EXPECT_EQ(r, braidSuccess) << "braidStreamCreate: " << braidGetLastError(nullptr);
+    if (r != braidSuccess) return false;
+  }
   r = braidEventCreate(&half);
   EXPECT_EQ(r, braidSuccess) << "braidEventCreate: " << braidGetLastError(nullptr);
   if (r != braidSuccess) return false;
@@ -130,6 +136,7 @@ bool runOnStream(const std::vector<Case>& cases, braidComm_t comm, int rank, int
     std::vector<std::unique_ptr<CaseRun>> runs;
     for (size_t i = start; ok && i < end; ++i) {
       runs.push_back(std::make_unique<CaseRun>(cases[i], rank, nranks, shared));
+      runs.back()->useDevice(device);
       ok = launchOrReport(*runs.back(), comm, stream);
       if (ok && i + 1 == mid) {
         r = braidEventRecord(half, stream);
@@ -149,16 +156,24 @@ bool runOnStream(const std::vector<Case>& cases, braidComm_t comm, int rank, int
     EXPECT_EQ(r, braidSuccess) << "braidEventSynchronize: " << braidGetLastError(comm);
     ok = r == braidSuccess;
     // Everything enqueued before the event must be complete now, the rest may run.
-    for (size_t i = 0; ok && i < mid - start; ++i) verifyOrReport(*runs[i]);
+    for (size_t i = 0; ok && i < mid - start; ++i) {
+      runs[i]->collect();
+      verifyOrReport(*runs[i]);
+    }
     r = braidStreamSynchronize(stream);
     EXPECT_EQ(r, braidSuccess) << "braidStreamSynchronize: " << braidGetLastError(comm);
     ok = ok && r == braidSuccess;
-    for (size_t i = mid - start; ok && i < runs.size(); ++i) verifyOrReport(*runs[i]);
+    for (size_t i = mid - start; ok && i < runs.size(); ++i) {
+      runs[i]->collect();
+      verifyOrReport(*runs[i]);
+    }
     EXPECT_EQ(braidStreamQuery(stream), braidSuccess) << "an idle stream";
     EXPECT_EQ(braidEventQuery(half), braidSuccess) << "an event behind a synchronized stream";
   }
   EXPECT_EQ(braidEventDestroy(half), braidSuccess);
-  EXPECT_EQ(braidStreamDestroy(stream), braidSuccess);
+  if (!given) {
+    EXPECT_EQ(braidStreamDestroy(stream), braidSuccess);
+  }
   return ok;
 }
 

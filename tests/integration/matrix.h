@@ -14,6 +14,8 @@
 
 namespace braid::itest {
 
+class DeviceMemory;
+
 enum class Coll {
   kAllReduce,
   kBroadcast,
@@ -64,12 +66,15 @@ std::vector<Case> buildMatrix(int nranks, const MatrixOptions& options);
 // reported with gtest; returns false (after reporting) when a call failed, in
 // which case the communicator is no longer in step and the caller should stop.
 // shared: at least sizeof(int) * 2 bytes of memory shared by all ranks, zeroed.
-bool runInline(const std::vector<Case>& cases, braidComm_t comm, int rank, int nranks, void* shared);
+// device: run every case on device buffers (CaseRun::useDevice).
+bool runInline(const std::vector<Case>& cases, braidComm_t comm, int rank, int nranks, void* shared,
+               const DeviceMemory* device = nullptr);
 
 // Runs the cases through a braidStream_t in batches of `batch`: each batch is
 // enqueued whole, an event is recorded halfway, the first half is verified after
 // braidEventSynchronize and the rest after braidStreamSynchronize.
+// stream: the stream to use (e.g. one bound to CUDA), else one is created.
 bool runOnStream(const std::vector<Case>& cases, braidComm_t comm, int rank, int nranks, void* shared,
-                 size_t batch);
+                 size_t batch, const DeviceMemory* device = nullptr, braidStream_t stream = nullptr);
 
 }  // namespace braid::itest

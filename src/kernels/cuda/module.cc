@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/staging.h"
 #include "kernels/device_module.h"
 
 namespace braid::kernels::cuda {
@@ -31,8 +32,31 @@ int copy(void* dst, const void* src, size_t bytes, void* stream) {
 }
 int synchronize(void* stream) { return static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
 
-const DeviceModule kModule = {kDeviceModuleAbi, errorString, deviceCount, pointerDevice, alloc, release,
-                              copy,             synchronize, reduce,      divide,  encode, decode};
+const DeviceModule kModule = {kDeviceModuleAbi,
+                              errorString,
+                              deviceCount,
+                              pointerDevice,
+                              alloc,
+                              release,
+                              copy,
+                              synchronize,
+                              reduce,
+                              divide,
+                              encode,
+                              decode,
+                              getDevice,
+                              setDevice,
+                              hostAlloc,
+                              hostRelease,
+                              streamCreate,
+                              streamDestroy,
+                              eventCreate,
+                              eventDestroy,
+                              eventRecord,
+                              eventSynchronize,
+                              streamWaitEvent,
+                              streamWaitFlag,
+                              flagWaitMechanism};
 
 }  // namespace
 }  // namespace braid::kernels::cuda

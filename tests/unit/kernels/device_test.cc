@@ -33,7 +33,7 @@ TEST(DeviceModule, AbsentDeviceIsExplainedAndHarmless) {
   if (deviceModule() != nullptr) GTEST_SKIP() << "a CUDA device is present";
   EXPECT_FALSE(deviceUnavailableReason().empty());
   int x = 0;
-  EXPECT_TRUE(checkHostPointers("test", {{"buf", &x}, {"null", nullptr}}).isOk());
+  EXPECT_EQ(deviceOfPointer(&x), -1);
   braidStream_t s = nullptr;
   EXPECT_EQ(braidStreamWrapCuda(nullptr, &s), braidNotSupported);
   EXPECT_NE(std::string(braidGetLastError(nullptr)).find(deviceUnavailableReason()), std::string::npos)
@@ -41,11 +41,18 @@ TEST(DeviceModule, AbsentDeviceIsExplainedAndHarmless) {
   EXPECT_EQ(s, nullptr);
 }
 
-TEST(DeviceModule, StreamWrapIsNotSupportedYet) {
-  braidStream_t s = nullptr;
+TEST(DeviceModule, StreamWrapNeedsAnOutPointer) {
   EXPECT_EQ(braidStreamWrapCuda(nullptr, nullptr), braidInvalidArgument);
-  EXPECT_EQ(braidStreamWrapCuda(nullptr, &s), braidNotSupported);
   EXPECT_NE(std::string(braidGetLastError(nullptr)).find("braidStreamWrapCuda"), std::string::npos);
+}
+
+// On a GPU host, the legacy default stream (NULL) can be bound too.
+TEST(DeviceModule, StreamWrapBindsTheDefaultStream) {
+  if (deviceModule() == nullptr) GTEST_SKIP() << "no CUDA device: " << deviceUnavailableReason();
+  braidStream_t s = nullptr;
+  ASSERT_EQ(braidStreamWrapCuda(nullptr, &s), braidSuccess) << braidGetLastError(nullptr);
+  EXPECT_EQ(braidStreamSynchronize(s), braidSuccess);
+  EXPECT_EQ(braidStreamDestroy(s), braidSuccess);
 }
 
 // Device buffer helpers for the GPU tests.
@@ -161,13 +168,23 @@ TEST(DeviceModule, CodecsGiveTheCpuBytes) {
       }
 }
 
-TEST(DeviceModule, DeviceBuffersAreRefusedClearly) {
+// Which memory the collectives stage: device memory names its device, host
+// memory (pageable or page-locked) and nullptr are -1.
+TEST(DeviceModule, PointersAreClassified) {
   const DeviceModule* m = deviceModule();
   if (m == nullptr) GTEST_SKIP() << "no CUDA device: " << deviceUnavailableReason();
   DeviceBuffer d(m, 64);
-  Status st = checkHostPointers("braidAllReduce", {{"sendbuff", d.p}});
-  EXPECT_EQ(st.code(), Code::kNotSupported);
-  EXPECT_NE(st.message().find("sendbuff"), std::string::npos);
+  int current = -1;
+  ASSERT_EQ(m->getDevice(&current), 0);
+  EXPECT_EQ(deviceOfPointer(d.p), current);
+  EXPECT_EQ(deviceOfPointer(static_cast<char*>(d.p) + 63), current);
+  std::vector<char> pageable(64);
+  EXPECT_EQ(deviceOfPointer(pageable.data()), -1);
+  EXPECT_EQ(deviceOfPointer(nullptr), -1);
+  void* pinned = nullptr;
+  ASSERT_EQ(m->hostAlloc(&pinned, 64, 0), 0);
+  EXPECT_EQ(deviceOfPointer(pinned), -1);
+  EXPECT_EQ(m->hostRelease(pinned), 0);
 }
 
 }  // namespace

@@ -1,0 +1,282 @@
+#include "core/device_staging.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "base/env.h"
+#include "core/device_pools.h"
+#include "core/launch.h"
+#include "kernels/device_loader.h"
+
+namespace braid::core {
+namespace {
+
+constexpr size_t kMinPiece = size_t{1} << 20;
+constexpr size_t kMaxPiece = size_t{8} << 20;
+
+bool within(const void* outer, size_t outerBytes, const void* inner, size_t innerBytes) {
+  auto o = reinterpret_cast<uintptr_t>(outer), i = reinterpret_cast<uintptr_t>(inner);
+  return i >= o && i - o <= outerBytes && innerBytes <= outerBytes - (i - o);
+}
+
+// Elements per piece of an elementwise call of `bytes`.
+size_t pieceElements(size_t bytes, size_t elementSize) {
+  static const int64_t configured = env::getInt("BRAID_CUDA_CHUNK_BYTES");
+  size_t piece =
+      configured > 0 ? static_cast<size_t>(configured) : std::clamp(bytes / 8, kMinPiece, kMaxPiece);
+  return std::max<size_t>(1, piece / elementSize);
+}
+
+struct Copy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t bytes = 0;
+};
+
+struct Piece {
+  Op op;
+  Copy down;               // device input to staging, before the op
+  std::vector<Copy> up;    // staging to device output, after it
+  void* copied = nullptr;  // event: `down` is done
+};
+
+// One staged call, from enqueue to its end; owns its CUDA resources and
+// gives them back to the pools when destroyed.
+struct StagedCall {
+  const kernels::DeviceModule* m = nullptr;
+  int device = -1;  // -1: host buffers only (an op on a CUDA-bound stream)
+  std::vector<Piece> pieces;
+  PinnedBlock a, b;
+  void* downStream = nullptr;
+  void* upStream = nullptr;
+  CudaStreamOrder* order = nullptr;
+  void* ready = nullptr;
+  uint32_t sequence = 0;
+
+  StagedCall() = default;
+  StagedCall(const StagedCall&) = delete;
+  StagedCall& operator=(const StagedCall&) = delete;
+  ~StagedCall() {
+    if (m == nullptr) return;
+    const int eventDevice = order ? order->device() : device;
+    releaseEvent(eventDevice, ready);
+    for (Piece& p : pieces) releaseEvent(device, p.copied);
+    releaseStream(device, downStream);
+    releaseStream(device, upStream);
+  }
+
+  Status acquire() {
+    if (device < 0) return Status::ok();
+    DeviceScope scope(*m, device);
+    BRAID_RETURN_IF_ERROR(scope.status());
+    BRAID_RETURN_IF_ERROR(acquireStream(*m, device, &downStream));
+    BRAID_RETURN_IF_ERROR(acquireStream(*m, device, &upStream));
+    for (Piece& p : pieces)
+      if (p.down.bytes) BRAID_RETURN_IF_ERROR(acquireEvent(*m, device, &p.copied));
+    return Status::ok();
+  }
+
+  // Runs every piece; tickets: taken at enqueue (a stream), or null to take
+  // them one by one now (inline).
+  Status run(Communicator& comm, const uint64_t* tickets) {
+    Status first;
+    bool aborted = false;
+    auto cudaFailed = [&](int err, const char* what) {
+      if (first.isOk()) first = cudaFailure(*m, err, what);
+      if (!aborted) comm.abort();  // the peers are in the op already: fail it everywhere
+      aborted = true;
+    };
+    std::unique_ptr<DeviceScope> scope;
+    if (device >= 0) {
+      scope = std::make_unique<DeviceScope>(*m, device);
+      if (!scope->status().isOk()) {
+        first = scope->status();
+        comm.abort();
+        aborted = true;
+      }
+    }
+    if (order && first.isOk())
+      if (int err = m->eventSynchronize(ready); err != 0)
+        cudaFailed(err, "waiting for the CUDA stream's earlier work");
+    for (Piece& p : pieces) {
+      if (!first.isOk() || !p.down.bytes) continue;
+      if (int err = m->copy(p.down.dst, p.down.src, p.down.bytes, downStream); err != 0)
+        cudaFailed(err, "copying device input to host staging");
+      else if ((err = m->eventRecord(p.copied, downStream)) != 0)
+        cudaFailed(err, "cudaEventRecord");
+    }
+    bool copiedUp = false;
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      Piece& p = pieces[k];
+      if (first.isOk() && p.down.bytes)
+        if (int err = m->eventSynchronize(p.copied); err != 0)
+          cudaFailed(err, "copying device input to host staging");
+      // Every ticket is consumed, failed or not; after an abort each returns at once.
+      Status s = tickets ? comm.run(tickets[k], p.op) : comm.runInline(p.op);
+      if (!s.isOk()) {
+        if (first.isOk()) first = s;
+        continue;
+      }
+      for (const Copy& c : p.up) {
+        if (!first.isOk()) break;
+        if (int err = m->copy(c.dst, c.src, c.bytes, upStream); err != 0)
+          cudaFailed(err, "copying host staging to the device output");
+        copiedUp = true;
+      }
+    }
+    // Both copy streams idle before the staging memory goes back to its pool.
+    if (copiedUp)
+      if (int err = m->synchronize(upStream); err != 0)
+        cudaFailed(err, "copying host staging to the device output");
+    if (downStream)
+      if (int err = m->synchronize(downStream); err != 0 && first.isOk())
+        cudaFailed(err, "copying device input to host staging");
+    if (order) order->release(sequence);
+    return first;
+  }
+};
+
+// Decides the staging layout and builds the pieces' ops.
+Status plan(const kernels::DeviceModule* m, const StagingRequest& r, int inDevice, int outDevice,
+            StagedCall* call) {
+  const bool inStaged = inDevice >= 0, outStaged = outDevice >= 0;
+  auto* in = static_cast<uint8_t*>(const_cast<void*>(r.input));
+  auto* out = static_cast<uint8_t*>(r.output);
+  // A side this rank does not use (a broadcast's input off the root) must
+  // not reach the host op as a device pointer.
+  if (!r.inputBytes && kernels::deviceOfPointer(in) >= 0) in = nullptr;
+  if (!r.outputBytes && kernels::deviceOfPointer(out) >= 0) out = nullptr;
+  uint8_t* hostIn = in;
+  uint8_t* hostOut = out;
+  if (inStaged && outStaged && within(out, r.outputBytes, in, r.inputBytes)) {
+    // An in-place form (input inside output): one staging area, same layout.
+    BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.outputBytes, &call->a));
+    hostOut = call->a.data();
+    hostIn = hostOut + (in - out);
+  } else if (inStaged && outStaged && within(in, r.inputBytes, out, r.outputBytes)) {
+    BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.inputBytes, &call->a));
+    hostIn = call->a.data();
+    hostOut = hostIn + (out - in);
+  } else if (inStaged && outStaged && r.elementwise) {
+    // Separate device buffers, but the host op may run in place.
+    BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.inputBytes, &call->a));
+    hostIn = hostOut = call->a.data();
+  } else {
+    if (inStaged) {
+      BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.inputBytes, &call->a));
+      hostIn = call->a.data();
+    }
+    if (outStaged) {
+      BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.outputBytes, &call->b));
+      hostOut = call->b.data();
+    }
+  }
+  const bool cut = r.elementwise && (inStaged || outStaged) && r.count > 0;
+  const size_t per = cut ? pieceElements(r.count * r.elementSize, r.elementSize) : r.count;
+  const size_t npieces = cut ? (r.count + per - 1) / per : 1;
+  call->pieces.resize(npieces);
+  for (size_t k = 0; k < npieces; ++k) {
+    Piece& p = call->pieces[k];
+    const size_t first = cut ? k * per : 0;
+    const size_t count = cut ? std::min(per, r.count - first) : r.count;
+    const size_t offset = first * r.elementSize;
+    const size_t inBytes = cut ? count * r.elementSize : r.inputBytes;
+    const size_t outBytes = cut ? count * r.elementSize : r.outputBytes;
+    uint8_t* pin = hostIn ? hostIn + offset : nullptr;
+    uint8_t* pout = hostOut ? hostOut + offset : nullptr;
+    if (inStaged && inBytes) p.down = {pin, in + offset, inBytes};
+    if (outStaged && !cut && !r.outputBlocks.empty()) {
+      for (const auto& [at, bytes] : r.outputBlocks)
+        if (bytes) p.up.push_back({out + at, hostOut + at, bytes});
+    } else if (outStaged && outBytes) {
+      p.up.push_back({out + offset, pout, outBytes});
+    }
+    BRAID_RETURN_IF_ERROR(r.build(pin, pout, count, &p.op));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status CudaStreamOrder::create(const kernels::DeviceModule& m, void* cudaStream,
+                               std::unique_ptr<CudaStreamOrder>* out) {
+  int device = -1;
+  if (int err = m.getDevice(&device); err != 0) return cudaFailure(m, err, "cudaGetDevice");
+  uint32_t* flag = nullptr;
+  BRAID_RETURN_IF_ERROR(acquireFlag(m, &flag));
+  out->reset(new CudaStreamOrder(m, cudaStream, device, flag));
+  return Status::ok();
+}
+
+CudaStreamOrder::~CudaStreamOrder() { releaseFlag(flag_); }
+
+Status CudaStreamOrder::markReady(void** readyEvent, uint32_t* sequence) {
+  DeviceScope scope(m_, device_);
+  BRAID_RETURN_IF_ERROR(scope.status());
+  BRAID_RETURN_IF_ERROR(acquireEvent(m_, device_, readyEvent));
+  if (int err = m_.eventRecord(*readyEvent, stream_); err != 0) {
+    releaseEvent(device_, *readyEvent);
+    *readyEvent = nullptr;
+    return cudaFailure(m_, err, "cudaEventRecord on the bound CUDA stream");
+  }
+  *sequence = issued_.fetch_add(1, std::memory_order_relaxed) + 1;
+  return Status::ok();
+}
+
+Status CudaStreamOrder::holdStream(uint32_t sequence) {
+  DeviceScope scope(m_, device_);
+  BRAID_RETURN_IF_ERROR(scope.status());
+  if (int err = m_.streamWaitFlag(stream_, flag_, sequence); err != 0)
+    return cudaFailure(m_, err,
+                       "making the CUDA stream wait for the collective (it was queued and will run)");
+  return Status::ok();
+}
+
+void CudaStreamOrder::release(uint32_t sequence) { __atomic_store_n(flag_, sequence, __ATOMIC_RELEASE); }
+
+bool needsStaging(const void* input, const void* output, const CudaStreamOrder* order) {
+  if (order) return true;
+  return kernels::deviceOfPointer(input) >= 0 || kernels::deviceOfPointer(output) >= 0;
+}
+
+Status launchStaged(const std::shared_ptr<Communicator>& comm, Stream* stream, CudaStreamOrder* order,
+                    StagingRequest&& request) {
+  const kernels::DeviceModule* m = kernels::deviceModule();
+  if (m == nullptr) return notSupported("device buffers: " + kernels::deviceUnavailableReason());
+  const int inDevice = request.inputBytes ? kernels::deviceOfPointer(request.input) : -1;
+  const int outDevice = request.outputBytes ? kernels::deviceOfPointer(request.output) : -1;
+  if (inGroup() && (inDevice >= 0 || outDevice >= 0 || order))
+    return notSupported(
+        "device buffers and CUDA-bound streams are not supported inside braidGroupStart/End yet");
+  if (inDevice >= 0 && outDevice >= 0 && inDevice != outDevice)
+    return notSupported("sendbuff is on CUDA device " + std::to_string(inDevice) +
+                        " and recvbuff on device " + std::to_string(outDevice) +
+                        "; both must be on one device");
+  auto call = std::make_shared<StagedCall>();
+  call->m = m;
+  call->device = inDevice >= 0 ? inDevice : outDevice;
+  if (order && call->device >= 0 && call->device != order->device())
+    return notSupported("the buffers are on CUDA device " + std::to_string(call->device) +
+                        " but the stream is bound to a CUDA stream of device " +
+                        std::to_string(order->device()));
+  BRAID_RETURN_IF_ERROR(plan(m, request, inDevice, outDevice, call.get()));
+  BRAID_RETURN_IF_ERROR(call->acquire());
+  if (stream == nullptr) return call->run(*comm, nullptr);
+
+  if (order) {
+    BRAID_RETURN_IF_ERROR(order->markReady(&call->ready, &call->sequence));
+    call->order = order;
+  }
+  std::vector<uint64_t> tickets;
+  tickets.reserve(call->pieces.size());
+  for (Piece& p : call->pieces) tickets.push_back(comm->takeTicket(p.op));
+  const uint32_t sequence = call->sequence;
+  stream->enqueue([comm, call, tickets = std::move(tickets)]() mutable {
+    Status s = call->run(*comm, tickets.data());
+    call.reset();  // back to the pools before the stream reports idle
+    return s;
+  });
+  return order ? order->holdStream(sequence) : Status::ok();
+}
+
+}  // namespace braid::core

@@ -1,0 +1,212 @@
+// Collectives on CUDA device buffers (core/device_staging.h) and on braid
+// streams bound to a CUDA stream. Each test runs twice: through the fake CUDA
+// module (fake_cuda_module.cc), which runs braid's staging path on any host,
+// and through the real libbraid-cuda.so, which skips unless this host has an
+// NVIDIA driver (every rank is a process on the one GPU).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "device_memory.h"
+#include "harness.h"
+#include "matrix.h"
+
+namespace braid::itest {
+namespace {
+
+enum class Module { kFake, kReal };
+
+class DeviceBuffers : public ::testing::TestWithParam<Module> {
+ protected:
+  void SetUp() override {
+    const bool real = GetParam() == Module::kReal;
+    const std::string path = real ? realCudaModulePath() : fakeCudaModulePath();
+    if (path.empty()) GTEST_SKIP() << "braid was built without CUDA (BRAID_CUDA=off or no toolkit)";
+    if (real && access("/dev/nvidiactl", F_OK) != 0) GTEST_SKIP() << "no NVIDIA driver on this host";
+    // Set in the parent before the ranks are forked; the parent never loads
+    // the module itself.
+    setenv("BRAID_CUDA_MODULE", path.c_str(), 1);
+    // Small pieces, so that the matrix's counts are cut unevenly (4099 floats:
+    // 2048 + 2048 + 3) and the big ones into many pieces.
+    setenv("BRAID_CUDA_CHUNK_BYTES", "8192", 1);
+  }
+  void TearDown() override {
+    unsetenv("BRAID_CUDA_MODULE");
+    unsetenv("BRAID_CUDA_CHUNK_BYTES");
+  }
+};
+
+const DeviceMemory* openOrFail() {
+  const DeviceMemory* device = nullptr;
+  std::string why;
+  EXPECT_TRUE(DeviceMemory::open(&device, &why)) << why;
+  return device;
+}
+
+// Everything but the group cases: groups refuse device buffers (GroupsRefuse).
+MatrixOptions deviceMatrix() {
+  MatrixOptions m;
+  m.only = {Coll::kAllReduce, Coll::kBroadcast, Coll::kReduce, Coll::kAllGather, Coll::kReduceScatter,
+            Coll::kAllToAll,  Coll::kAllToAllv, Coll::kRing,   Coll::kBarrier};
+  m.bigCount = size_t{1} << 18;
+  return m;
+}
+
+RunOptions ranks(int n) {
+  RunOptions o;
+  o.nranks = n;
+  o.sharedBytes = 64;
+  o.limitSeconds = 150;
+  return o;
+}
+
+TEST_P(DeviceBuffers, MatrixInline) {
+  for (int n : {1, 2, 3}) {
+    SCOPED_TRACE("ranks " + std::to_string(n));
+    runRanks(ranks(n), [n](RankContext& ctx) {
+      if (const DeviceMemory* device = openOrFail())
+        runInline(buildMatrix(n, deviceMatrix()), ctx.comm, ctx.rank, n, ctx.shared, device);
+    });
+  }
+}
+
+TEST_P(DeviceBuffers, MatrixOnStream) {
+  runRanks(ranks(4), [](RankContext& ctx) {
+    if (const DeviceMemory* device = openOrFail())
+      runOnStream(buildMatrix(4, deviceMatrix()), ctx.comm, ctx.rank, 4, ctx.shared, 16, device);
+  });
+}
+
+// The matrix again on a braid stream bound to a CUDA stream: host and device
+// buffers both go through the binding's ordering.
+TEST_P(DeviceBuffers, MatrixOnCudaBoundStream) {
+  runRanks(ranks(3), [](RankContext& ctx) {
+    const DeviceMemory* device = openOrFail();
+    if (!device) return;
+    void* cudaStream = device->createStream();
+    braidStream_t bound = nullptr;
+    ASSERT_EQ(braidStreamWrapCuda(cudaStream, &bound), braidSuccess) << braidGetLastError(nullptr);
+    MatrixOptions m = deviceMatrix();
+    runOnStream(buildMatrix(3, m), ctx.comm, ctx.rank, 3, ctx.shared, 16, device, bound);
+    m.bigCount = 0;
+    runOnStream(buildMatrix(3, m), ctx.comm, ctx.rank, 3, ctx.shared, 16, nullptr, bound);
+    EXPECT_EQ(braidStreamDestroy(bound), braidSuccess);
+    device->synchronize(cudaStream);
+    device->destroyStream(cudaStream);
+  });
+}
+
+// Work queued on the CUDA stream before the collective is its input; work
+// queued after it sees its output; the host thread syncs once, at the end.
+// On a GPU the producer and consumer are kernels (the module's float sum).
+void orderedAllReduce(RankContext& ctx, size_t count) {
+  const DeviceMemory* device = openOrFail();
+  if (!device) return;
+  const int n = ctx.nranks, r = ctx.rank;
+  std::vector<float> a(count), b(count), got(count, -1.0f);
+  for (size_t i = 0; i < count; ++i) {
+    a[i] = static_cast<float>(r + 1);
+    b[i] = static_cast<float>(i % 97);
+  }
+  auto* da = static_cast<float*>(device->alloc(count * sizeof(float)));
+  auto* db = static_cast<float*>(device->alloc(count * sizeof(float)));
+  auto* in = static_cast<float*>(device->alloc(count * sizeof(float)));
+  auto* out = static_cast<float*>(device->alloc(count * sizeof(float)));
+  auto* twice = static_cast<float*>(device->alloc(count * sizeof(float)));
+  void* cudaStream = device->createStream();
+  braidStream_t bound = nullptr;
+  ASSERT_EQ(braidStreamWrapCuda(cudaStream, &bound), braidSuccess) << braidGetLastError(nullptr);
+  device->copyAsync(da, a.data(), count * sizeof(float), cudaStream);
+  device->copyAsync(db, b.data(), count * sizeof(float), cudaStream);
+  // in = a + b, by a kernel where there is one.
+  const bool kernels = device->addFloats(in, da, db, count, cudaStream);
+  if (!kernels) {
+    std::vector<float> sum(count);
+    for (size_t i = 0; i < count; ++i) sum[i] = a[i] + b[i];
+    device->copyAsync(in, sum.data(), count * sizeof(float), cudaStream);
+  }
+  ASSERT_EQ(braidAllReduce(in, out, count, braidFloat32, braidSum, ctx.comm, bound), braidSuccess)
+      << braidGetLastError(ctx.comm);
+  // twice = out + out: reads the collective's output on the CUDA stream.
+  const float* result = out;
+  if (kernels && device->addFloats(twice, out, out, count, cudaStream)) result = twice;
+  device->copyAsync(got.data(), result, count * sizeof(float), cudaStream);
+  device->synchronize(cudaStream);
+  const float ranksSum = static_cast<float>(n * (n + 1) / 2);
+  for (size_t i = 0; i < count; ++i) {
+    const float want =
+        (ranksSum + static_cast<float>(n) * static_cast<float>(i % 97)) * (result == twice ? 2 : 1);
+    ASSERT_EQ(got[i], want) << "element " << i << " on rank " << r;
+  }
+  EXPECT_EQ(braidStreamSynchronize(bound), braidSuccess) << braidGetLastError(ctx.comm);
+  EXPECT_EQ(braidStreamDestroy(bound), braidSuccess);
+  fprintf(stderr, "rank %d: the CUDA stream waited by %s%s\n", r, device->flagWaitMechanism().c_str(),
+          kernels ? ", kernels on both sides" : "");
+  device->destroyStream(cudaStream);
+  for (void* p : {static_cast<void*>(da), static_cast<void*>(db), static_cast<void*>(in),
+                  static_cast<void*>(out), static_cast<void*>(twice)})
+    device->release(p);
+}
+
+TEST_P(DeviceBuffers, CudaStreamOrdersTheCollective) {
+  runRanks(ranks(2), [](RankContext& ctx) { orderedAllReduce(ctx, (size_t{1} << 20) + 3); });
+}
+
+TEST_P(DeviceBuffers, CudaStreamOrdersTheCollectiveWithHostFunctions) {
+  setenv("BRAID_CUDA_FLAG_WAIT", "hostfn", 1);
+  runRanks(ranks(2), [](RankContext& ctx) { orderedAllReduce(ctx, 4099); });
+  unsetenv("BRAID_CUDA_FLAG_WAIT");
+}
+
+// Input on the device, output in host memory (and the reverse): each side
+// is staged on its own.
+TEST_P(DeviceBuffers, MixedHostAndDeviceSides) {
+  runRanks(ranks(2), [](RankContext& ctx) {
+    const DeviceMemory* device = openOrFail();
+    if (!device) return;
+    const size_t count = 5000;
+    std::vector<int32_t> host(count), result(count, 0);
+    for (size_t i = 0; i < count; ++i) host[i] = static_cast<int32_t>(i) * (ctx.rank + 1);
+    void* d = device->alloc(count * sizeof(int32_t));
+    device->copy(d, host.data(), count * sizeof(int32_t));
+    ASSERT_EQ(braidAllReduce(d, result.data(), count, braidInt32, braidSum, ctx.comm, nullptr), braidSuccess)
+        << braidGetLastError(ctx.comm);
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(result[i], static_cast<int32_t>(i) * 3) << i;
+    ASSERT_EQ(braidAllReduce(host.data(), d, count, braidInt32, braidMax, ctx.comm, nullptr), braidSuccess)
+        << braidGetLastError(ctx.comm);
+    device->copy(result.data(), d, count * sizeof(int32_t));
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(result[i], static_cast<int32_t>(i) * 2) << i;
+    device->release(d);
+  });
+}
+
+// Groups do not stage yet: refused up front with the reason, and the
+// communicator still works afterwards.
+TEST_P(DeviceBuffers, GroupsRefuseDeviceBuffers) {
+  runRanks(ranks(2), [](RankContext& ctx) {
+    const DeviceMemory* device = openOrFail();
+    if (!device) return;
+    void* d = device->alloc(64);
+    ASSERT_EQ(braidGroupStart(), braidSuccess);
+    EXPECT_EQ(braidSend(d, 16, braidFloat32, 1 - ctx.rank, ctx.comm, nullptr), braidNotSupported);
+    EXPECT_NE(std::string(braidGetLastError(ctx.comm)).find("braidGroupStart/End"), std::string::npos)
+        << braidGetLastError(ctx.comm);
+    EXPECT_EQ(braidGroupEnd(), braidSuccess);
+    int32_t x = ctx.rank + 1, sum = 0;
+    ASSERT_EQ(braidAllReduce(&x, &sum, 1, braidInt32, braidSum, ctx.comm, nullptr), braidSuccess)
+        << braidGetLastError(ctx.comm);
+    EXPECT_EQ(sum, 3);
+    device->release(d);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Modules, DeviceBuffers, ::testing::Values(Module::kFake, Module::kReal),
+                         [](const ::testing::TestParamInfo<Module>& p) {
+                           return p.param == Module::kFake ? std::string("Fake") : std::string("Gpu");
+                         });
+
+}  // namespace
+}  // namespace braid::itest

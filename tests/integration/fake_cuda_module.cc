@@ -1,0 +1,201 @@
+// A stand-in for libbraid-cuda.so, so that braid's staging of device buffers
+// (core/device_staging.h) runs in CI, where there is no GPU. Its "device
+// memory" is pages of this process that it keeps a registry of
+// (pointerDevice says device 0 for them) and keeps inaccessible (PROT_NONE)
+// except inside its own copies: braid touching device memory from the host,
+// as it must not, crashes the test. Copies finish at once, so events and copy
+// streams need no work. What it models of a CUDA stream is the one thing
+// braid relies on: work queued after streamWaitFlag does not run before the
+// flag is reached (copies and synchronize on that stream wait for it).
+// The kernels are not here: they return an error.
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "kernels/device_module.h"
+
+namespace {
+
+using braid::kernels::DeviceCodec;
+using braid::kernels::DeviceModule;
+
+constexpr int kFakeError = 999;
+
+std::mutex gMu;
+std::map<uintptr_t, size_t> gDeviceBlocks;  // start -> bytes
+struct Wait {
+  const uint32_t* flag;
+  uint32_t value;
+};
+std::multimap<void*, Wait> gWaits;  // stream -> waits queued on it
+thread_local int tlsDevice = 0;
+
+bool reached(const Wait& w) {
+  return static_cast<int32_t>(__atomic_load_n(w.flag, __ATOMIC_ACQUIRE) - w.value) >= 0;
+}
+
+// Work queued on `stream` starts once its earlier waits are over.
+void drain(void* stream) {
+  for (;;) {
+    bool pending = false;
+    {
+      std::lock_guard<std::mutex> lock(gMu);
+      auto [first, last] = gWaits.equal_range(stream);
+      for (auto it = first; it != last;) {
+        if (reached(it->second)) {
+          it = gWaits.erase(it);
+        } else {
+          pending = true;
+          ++it;
+        }
+      }
+    }
+    if (!pending) return;
+    sched_yield();
+  }
+}
+
+const char* errorString(int err) {
+  return err == kFakeError ? "not available in the fake CUDA module" : "fake CUDA error";
+}
+int deviceCount(int* count) {
+  *count = 1;
+  return 0;
+}
+int pointerDevice(const void* p, int* device) {
+  *device = -1;
+  auto at = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(gMu);
+  auto it = gDeviceBlocks.upper_bound(at);
+  if (it != gDeviceBlocks.begin() && at < std::prev(it)->first + std::prev(it)->second) *device = 0;
+  return 0;
+}
+size_t pages(size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+int alloc(void** p, size_t bytes) {
+  void* m = mmap(nullptr, pages(bytes), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return 2;
+  *p = m;
+  std::lock_guard<std::mutex> lock(gMu);
+  gDeviceBlocks[reinterpret_cast<uintptr_t>(m)] = bytes;
+  return 0;
+}
+int release(void* p) {
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(gMu);
+    auto it = gDeviceBlocks.find(reinterpret_cast<uintptr_t>(p));
+    if (it == gDeviceBlocks.end()) return 1;
+    bytes = it->second;
+    gDeviceBlocks.erase(it);
+  }
+  munmap(p, pages(bytes));
+  return 0;
+}
+// The device block holding p, opened for this thread's copy (each block is
+// copied by one thread at a time: braid's copies of one call run on one
+// thread, and the tests copy only while no call is in flight).
+struct Opened {
+  void* start = nullptr;
+  size_t bytes = 0;
+  explicit Opened(const void* p) {
+    auto at = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> lock(gMu);
+    auto it = gDeviceBlocks.upper_bound(at);
+    if (it == gDeviceBlocks.begin() || at >= std::prev(it)->first + std::prev(it)->second) return;
+    start = reinterpret_cast<void*>(std::prev(it)->first);
+    bytes = pages(std::prev(it)->second);
+    mprotect(start, bytes, PROT_READ | PROT_WRITE);
+  }
+  ~Opened() {
+    if (start) mprotect(start, bytes, PROT_NONE);
+  }
+};
+int copy(void* dst, const void* src, size_t bytes, void* stream) {
+  drain(stream);
+  if (bytes == 0) return 0;
+  Opened to(dst), from(src);
+  memmove(dst, src, bytes);
+  return 0;
+}
+int synchronize(void* stream) {
+  drain(stream);
+  return 0;
+}
+int reduce(void*, const void*, const void*, size_t, int, int, void*) { return kFakeError; }
+int divide(void*, size_t, int, uint64_t, void*) { return kFakeError; }
+int encode(const DeviceCodec*, const void*, size_t, void*, void*) { return kFakeError; }
+int decode(const DeviceCodec*, const void*, size_t, void*, void*) { return kFakeError; }
+int getDevice(int* device) {
+  *device = tlsDevice;
+  return 0;
+}
+int setDevice(int device) {
+  if (device != 0) return kFakeError;
+  tlsDevice = device;
+  return 0;
+}
+int hostAlloc(void** p, size_t bytes, int) {
+  *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  return *p ? 0 : 2;
+}
+int hostRelease(void* p) {
+  free(p);
+  return 0;
+}
+int streamCreate(void** stream) {
+  *stream = new char;
+  return 0;
+}
+int streamDestroy(void* stream) {
+  delete static_cast<char*>(stream);
+  return 0;
+}
+int eventCreate(void** event) { return streamCreate(event); }
+int eventDestroy(void* event) { return streamDestroy(event); }
+int eventRecord(void*, void*) { return 0; }
+int eventSynchronize(void*) { return 0; }
+int streamWaitEvent(void*, void*) { return 0; }
+int streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value) {
+  std::lock_guard<std::mutex> lock(gMu);
+  gWaits.emplace(stream, Wait{flag, value});
+  return 0;
+}
+const char* flagWaitMechanism() { return "fake"; }
+
+const DeviceModule kModule = {braid::kernels::kDeviceModuleAbi,
+                              errorString,
+                              deviceCount,
+                              pointerDevice,
+                              alloc,
+                              release,
+                              copy,
+                              synchronize,
+                              reduce,
+                              divide,
+                              encode,
+                              decode,
+                              getDevice,
+                              setDevice,
+                              hostAlloc,
+                              hostRelease,
+                              streamCreate,
+                              streamDestroy,
+                              eventCreate,
+                              eventDestroy,
+                              eventRecord,
+                              eventSynchronize,
+                              streamWaitEvent,
+                              streamWaitFlag,
+                              flagWaitMechanism};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const DeviceModule* braidDeviceModule() { return &kModule; }
