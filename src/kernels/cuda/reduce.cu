@@ -3,9 +3,14 @@
 // (reduce_ops.h for the operation, convert_impl.h for the narrow formats,
 // compiled here for the device with --expt-relaxed-constexpr), and the module
 // is built with -fmad=false and IEEE division, so a device reduction gives the
-// bits the host one gives. Aliasing: dst may equal a or b (each thread reads
-// its element before writing it).
+// bits the host one gives. The loops are launch.h's element-wise kernel:
+// 16-byte vectors where the pointers allow, the scalar path elsewhere.
+// Aliasing: dst may equal a or b (each thread reads its elements before
+// writing them).
 #include <cuda_runtime.h>
+
+#include <limits>
+#include <type_traits>
 
 #include "kernels/convert_impl.h"
 #include "kernels/cuda/launch.h"
@@ -38,19 +43,37 @@ struct Fp8 {
   __device__ static uint8_t store(float v) { return static_cast<uint8_t>(Format::encode(bitsOf(v))); }
 };
 
+// dst = a op b. The per-element expression is the one the scalar kernel always
+// ran; the vector loop only moves 16 bytes of elements at a time.
 template <class S, class Op>
-__global__ void reduceKernel(typename S::Storage* d, const typename S::Storage* a, const typename S::Storage* b,
-                             size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    d[i] = S::store(Op::apply(S::load(a[i]), S::load(b[i])));
-}
+struct ReduceElems {
+  using T = typename S::Storage;
+  static constexpr int kPer = kVectorBytes / sizeof(T), kUnroll = 2;
+  struct In {
+    Pack<T, kPer> a, b;
+  };
+  T* d;
+  const T* a;
+  const T* b;
+
+  __device__ static T apply(T x, T y) { return S::store(Op::apply(S::load(x), S::load(y))); }
+  __device__ In load(size_t i) const { return {loadPack<T, kPer>(a + i), loadPack<T, kPer>(b + i)}; }
+  __device__ void store(size_t i, const In& in) const {
+    Pack<T, kPer> out;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) out.v[k] = apply(in.a.v[k], in.b.v[k]);
+    storePack(d + i, out);
+  }
+  __device__ void one(size_t i) const { d[i] = apply(a[i], b[i]); }
+};
 
 template <class S, class Op>
 int launchReduce(void* d, const void* a, const void* b, size_t n, cudaStream_t s) {
-  using T = typename S::Storage;
-  reduceKernel<S, Op><<<gridFor(n), kBlockThreads, 0, s>>>(static_cast<T*>(d), static_cast<const T*>(a),
-                                                            static_cast<const T*>(b), n);
-  return static_cast<int>(cudaGetLastError());
+  using E = ReduceElems<S, Op>;
+  using T = typename E::T;
+  const Split split = splitFor(n, E::kPer, {d, a, b}, {sizeof(T), sizeof(T), sizeof(T)});
+  return launchElementwise(E{static_cast<T*>(d), static_cast<const T*>(a), static_cast<const T*>(b)}, n,
+                           split, s);
 }
 
 template <class S>
@@ -65,27 +88,64 @@ int byOp(int op, void* d, const void* a, const void* b, size_t n, cudaStream_t s
   }
 }
 
+// p /= divisor in place. Integers truncate toward zero, as the CPU; floats
+// divide in the compute type F by the divisor converted once.
 template <class T>
-__global__ void divideIntKernel(T* p, size_t n, uint64_t divisor) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    p[i] = static_cast<T>(p[i] / static_cast<T>(divisor));  // truncates toward zero, as the CPU
-}
+struct DivideInt {
+  __device__ static T apply(T x, T dv) { return static_cast<T>(x / dv); }
+  using Storage = T;
+  using Divisor = T;
+};
+// A divisor above T's max (which a cast to T would wrap) has |x| < divisor
+// for every x but T's min over 2^(bits-1), the CPU's -1; the rest give 0.
+template <class T>
+struct DivideIntBig {
+  __device__ static T apply(T x, bool minByItself) {
+    return static_cast<T>(minByItself && x == std::numeric_limits<T>::min() ? -1 : 0);
+  }
+  using Storage = T;
+  using Divisor = bool;
+};
 template <class S, class F>
-__global__ void divideFloatKernel(typename S::Storage* p, size_t n, F dv) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    p[i] = S::store(S::load(p[i]) / dv);
+struct DivideFloat {
+  __device__ static typename S::Storage apply(typename S::Storage x, F dv) {
+    return S::store(S::load(x) / dv);
+  }
+  using Storage = typename S::Storage;
+  using Divisor = F;
+};
+
+template <class D>
+struct DivideElems {
+  using T = typename D::Storage;
+  static constexpr int kPer = kVectorBytes / sizeof(T), kUnroll = 2;
+  T* p;
+  typename D::Divisor dv;
+
+  __device__ Pack<T, kPer> load(size_t i) const { return loadPack<T, kPer>(p + i); }
+  __device__ void store(size_t i, Pack<T, kPer> in) const {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) in.v[k] = D::apply(in.v[k], dv);
+    storePack(p + i, in);
+  }
+  __device__ void one(size_t i) const { p[i] = D::apply(p[i], dv); }
+};
+
+template <class D, class Divisor>
+int launchDivide(void* p, size_t n, Divisor divisor, cudaStream_t s) {
+  using E = DivideElems<D>;
+  using T = typename E::T;
+  const Split split = splitFor(n, E::kPer, {p}, {sizeof(T)});
+  return launchElementwise(E{static_cast<T*>(p), static_cast<typename D::Divisor>(divisor)}, n, split, s);
 }
 
 template <class T>
 int launchDivideInt(void* p, size_t n, uint64_t divisor, cudaStream_t s) {
-  divideIntKernel<T><<<gridFor(n), kBlockThreads, 0, s>>>(static_cast<T*>(p), n, divisor);
-  return static_cast<int>(cudaGetLastError());
-}
-template <class S, class F>
-int launchDivideFloat(void* p, size_t n, uint64_t divisor, cudaStream_t s) {
-  divideFloatKernel<S, F><<<gridFor(n), kBlockThreads, 0, s>>>(static_cast<typename S::Storage*>(p), n,
-                                                              static_cast<F>(divisor));
-  return static_cast<int>(cudaGetLastError());
+  if (divisor <= static_cast<uint64_t>(std::numeric_limits<T>::max()))
+    return launchDivide<DivideInt<T>>(p, n, divisor, s);
+  const uint64_t minMagnitude = uint64_t{1} << (8 * sizeof(T) - 1);  // -(T's min) for signed T
+  const bool minByItself = std::is_signed_v<T> && divisor == minMagnitude;
+  return launchDivide<DivideIntBig<T>>(p, n, minByItself, s);
 }
 
 }  // namespace
@@ -122,12 +182,12 @@ int divide(void* p, size_t n, int dtype, uint64_t divisor, void* stream) {
     case 3: return launchDivideInt<uint32_t>(p, n, divisor, s);
     case 4: return launchDivideInt<int64_t>(p, n, divisor, s);
     case 5: return launchDivideInt<uint64_t>(p, n, divisor, s);
-    case 6: return launchDivideFloat<Half, float>(p, n, divisor, s);
-    case 7: return launchDivideFloat<Plain<float>, float>(p, n, divisor, s);
-    case 8: return launchDivideFloat<Plain<double>, double>(p, n, divisor, s);
-    case 9: return launchDivideFloat<Bf16, float>(p, n, divisor, s);
-    case 10: return launchDivideFloat<Fp8<E4m3Format>, float>(p, n, divisor, s);
-    case 11: return launchDivideFloat<Fp8<E5m2Format>, float>(p, n, divisor, s);
+    case 6: return launchDivide<DivideFloat<Half, float>>(p, n, divisor, s);
+    case 7: return launchDivide<DivideFloat<Plain<float>, float>>(p, n, divisor, s);
+    case 8: return launchDivide<DivideFloat<Plain<double>, double>>(p, n, divisor, s);
+    case 9: return launchDivide<DivideFloat<Bf16, float>>(p, n, divisor, s);
+    case 10: return launchDivide<DivideFloat<Fp8<E4m3Format>, float>>(p, n, divisor, s);
+    case 11: return launchDivide<DivideFloat<Fp8<E5m2Format>, float>>(p, n, divisor, s);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }
