@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """braid against the libraries users would otherwise pick (Open MPI, MPICH,
-Gloo through PyTorch), same sizes, same rank counts, one run, on loopback or
-on the emulated fabric (tools/fabric, root needed):
+Gloo through PyTorch; NCCL through PyTorch on a GPU), same sizes, same rank
+counts, one run, on loopback or on the emulated fabric (tools/fabric, root
+needed):
 
   tools/scripts/perf-compare.sh --ranks 2,4 --sizes 8:32M --reps 3
   tools/scripts/perf-compare.sh --fabric hosts=4,rate=1gbit --sizes 64K:64M --reps 3
+  tools/scripts/gpu-compare.sh --build build --ranks 2,4    (braid and NCCL on device buffers)
 
 Installs what is missing (apt-get), builds what it runs, repeats every sweep
 --reps times interleaved (each library's run i sits next to the others' run
@@ -39,7 +41,8 @@ def parse_args(argv):
     ap.add_argument("--build", default=os.path.join(REPO, "build"), help="build directory (default: build)")
     ap.add_argument("--ranks", default="2,4", help="rank counts on loopback, e.g. 2,4 (fabric: hosts * ppn)")
     ap.add_argument("--collectives", default=",".join(COLLECTIVES))
-    ap.add_argument("--libraries", default=",".join(runners.LIBRARIES))
+    ap.add_argument("--libraries", default=",".join(runners.DEFAULT_LIBRARIES),
+                    help=f"some of {','.join(runners.LIBRARIES)} (nccl needs a GPU and --braid-memory device)")
     ap.add_argument("--sizes", default="8:32M", help="MIN:MAX bytes (K/M/G suffixes)")
     ap.add_argument("--factor", type=int, default=4, help="size multiplier between points")
     ap.add_argument("--iters", type=int, default=20, help="timed calls per size")
@@ -54,12 +57,18 @@ def parse_args(argv):
                     help="run braid-perf with -z 1: every call inline on a NULL stream, blocking like the MPI "
                          "and Gloo calls it is compared with (default: braid-perf's own default, iterations "
                          "queued on a braid stream and synchronized once)")
+    ap.add_argument("--braid-memory", choices=("host", "device"), default="host",
+                    help="braid-perf --memory: device puts braid's buffers on the GPU, as NCCL's are")
+    ap.add_argument("--braid-cuda-stream", action="store_true",
+                    help="braid-perf --cuda-stream: calls queued on a braid stream wrapping a cudaStream_t, "
+                         "timed to cudaStreamSynchronize (needs --braid-memory device)")
     ap.add_argument("--fabric", metavar="hosts=H,rate=R[,ppn=P]",
                     help="run across an emulated cluster (tools/fabric, root) instead of loopback")
     ap.add_argument("--fabric-name", default="braidcmp")
     ap.add_argument("--out", help="directory for CSV, JSON and PNGs (default: BUILD/perf-compare)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds one library's sweep may take")
     ap.add_argument("--gloo-python", default="/usr/bin/python3", help="a python3 with Debian's torch")
+    ap.add_argument("--nccl-python", default="python3", help="a python3 with a CUDA build of torch (nccl)")
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
     ap.add_argument("--no-build", action="store_true", help="do not configure/build")
     ap.add_argument("--jobs", type=int, default=2, help="ninja -j")
@@ -77,6 +86,8 @@ def parse_args(argv):
         ap.error(f"unknown: {', '.join(bad)}")
     if args.factor < 2 or args.reps < 1 or args.iters < 1 or args.warmup < 0 or not args.rank_list:
         ap.error("need --factor >= 2, --reps >= 1, --iters >= 1, --warmup >= 0 and some --ranks")
+    if args.braid_cuda_stream and (args.braid_memory != "device" or args.braid_blocking):
+        ap.error("--braid-cuda-stream needs --braid-memory device and no --braid-blocking")
     if "braid" in args.lib_list:  # braid first: the ratio column is braid's
         args.lib_list.remove("braid")
         args.lib_list.insert(0, "braid")
@@ -143,8 +154,8 @@ def one(sweep, setup, args, lib, coll, ranks, flags, rep):
     rows = parse.parse_rows(out, coll, ranks)
     took = time.monotonic() - t0
     prepare.say(f"rep {rep}/{args.reps} {coll:<13} {ranks} ranks {lib:<8} {took:6.1f} s rc={rc}")
-    if lib == "gloo" and rc == runners.EXIT_UNSUPPORTED:
-        why = re.search(r"gloo-perf: (.*)", out)
+    if lib in ("gloo", "nccl") and rc == runners.EXIT_UNSUPPORTED:
+        why = re.search(r"(?:gloo|nccl)-perf: (.*)", out)
         sweep.add_status(ranks, coll, lib, results.UNSUPPORTED, why.group(1) if why else tail(out, 1))
     elif rows and rc in (0, 1, HUNG_AT_EXIT):  # 1: it ran and its rows count the wrong elements
         sweep.add_run(ranks, coll, lib, rows)
@@ -175,8 +186,12 @@ def write_outputs(sweep, out_dir, gloo_python):
     json_path = os.path.join(out_dir, "results.json")
     with open(json_path, "w") as f:
         results.write_json(sweep, f)
-    # Plots need matplotlib, which Debian installs for its own python3.
-    rc, out = run([gloo_python, os.path.join(HERE, "plot.py"), json_path], {}, 300)
+    # Plots need matplotlib, which Debian installs for its own python3; a
+    # machine without that python still gets its tables, CSV and JSON.
+    try:
+        rc, out = run([gloo_python, os.path.join(HERE, "plot.py"), json_path], {}, 300)
+    except OSError as e:
+        rc, out = 1, str(e)
     print(f"# wrote {out_dir}/results.csv, results.json" + ("" if rc == 0 else f"; plots failed: {tail(out)}"))
     for line in out.split() if rc == 0 else []:
         print(f"# wrote {line}")
@@ -186,7 +201,8 @@ def main(argv):
     args = parse_args(argv)
     setup = runners.Setup(args.build, HERE, transport=args.transport, fabric=args.fabric_spec,
                           fabric_name=args.fabric_name, gloo_python=args.gloo_python, timeout=args.timeout,
-                          braid_blocking=args.braid_blocking)
+                          braid_blocking=args.braid_blocking, braid_memory=args.braid_memory,
+                          braid_cuda_stream=args.braid_cuda_stream, nccl_python=args.nccl_python)
     if args.fabric_spec and not setup.root:
         sys.exit("compare: --fabric needs root (network namespaces, veth links, tc qdiscs)")
     if not args.no_install and not prepare.install(args.lib_list + ["plots"], REPO):
@@ -198,9 +214,12 @@ def main(argv):
 
     f = args.fabric_spec
     where = f"fabric {f['hosts']} hosts x {f['ppn']} at {f['rate']}" if f else f"loopback, transport {args.transport}"
+    if args.braid_memory == "device":
+        where += ", device buffers" + (" (braid on a CUDA stream)" if args.braid_cuda_stream else "")
     lo, hi = args.size_range
     meta = {"mode": "fabric" if f else "loopback", "where": where, "transport": args.transport, "reps": args.reps,
-            "braid_blocking": args.braid_blocking, "sizes": [lo, hi], "factor": args.factor, "iters": args.iters,
+            "braid_blocking": args.braid_blocking, "braid_memory": args.braid_memory,
+            "braid_cuda_stream": args.braid_cuda_stream, "sizes": [lo, hi], "factor": args.factor, "iters": args.iters,
             "warmup": args.warmup,
             "fabric": f, "link_gbytes": None, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "host_cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]}

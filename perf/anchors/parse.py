@@ -1,10 +1,11 @@
 """Reading what the perf programs print. Pure functions over text, so that they
 are tested on recorded outputs (test_compare.py).
 
-braid-perf, mpi-perf and gloo-perf all print nccl-tests rows:
+braid-perf, mpi-perf, gloo-perf and nccl-perf all print nccl-tests rows:
   size count type redop root time algbw busbw #wrong [in-place group]
 braid-perf's rows may carry a launcher prefix "[0] "; its second group (in
-place) is ignored: every anchor measures out of place.
+place) is ignored: every anchor measures out of place. nccl-perf's extra
+column after #wrong (the CUDA events' time) is ignored the same way.
 `fabric measure` prints "link: 0.951 Gbit/s measured, 1gbit configured ...".
 """
 import re

@@ -44,7 +44,7 @@ def install(groups, repo):
 
 def targets(libraries, fabric):
     out = ["braid-perf", "fabric" if fabric else "braid-run"]
-    if "gloo" in libraries and not fabric:
+    if ("gloo" in libraries or "nccl" in libraries) and not fabric:
         out.append("braid-run")
     out += [f"anchors-{lib}" for lib in ("openmpi", "mpich") if lib in libraries]
     return sorted(set(out))

@@ -8,8 +8,12 @@ Loopback, --transport tcp: every library goes over TCP on lo
   mpich    MPIR_CVAR_NOLOCAL=1 (no shared memory between local ranks),
            UCX_TLS=tcp,self on lo (Debian's MPICH is ch4:ucx)
   gloo     GLOO_SOCKET_IFNAME=lo (gloo has only TCP on CPUs)
+  nccl     (GPU runs, never a default library) every rank its own NCCL_HOSTID,
+           NCCL_NET=Socket, NCCL_SOCKET_IFNAME=lo: NCCL's Socket transport on
+           lo, which is how NCCL takes two ranks on one GPU; braid then runs
+           with --memory device (Setup.braid_memory)
 Loopback, --transport auto (or shm): each library's own choice on one host
-(braid shm, Open MPI vader, MPICH its shm), gloo still TCP.
+(braid shm, Open MPI vader, MPICH its shm), gloo and nccl still TCP.
 Fabric: every rank runs inside its host's namespace and talks over fab0:
   braid, gloo  `fabric run` (which places the ranks, sets RANK/MASTER_ADDR...)
   openmpi      mpirun.openmpi started in host 0's namespace with the hosts'
@@ -22,9 +26,12 @@ more ranks than CPUs, as it does itself when it knows it is oversubscribed.
 """
 import os
 
-LIBRARIES = ("braid", "openmpi", "mpich", "gloo")
-EXIT_UNSUPPORTED = 3  # gloo_perf.py's "this collective is not in gloo"
+# What perf-compare.sh runs unless told; nccl needs a GPU (gpu-compare.sh).
+DEFAULT_LIBRARIES = ("braid", "openmpi", "mpich", "gloo")
+LIBRARIES = DEFAULT_LIBRARIES + ("nccl",)
+EXIT_UNSUPPORTED = 3  # torch_perf.py's "this collective is not in gloo"
 HOST_IFNAME = "fab0"  # tools/fabric/topology.h
+NCCL_HOSTID_PREFIX = "braidhost"  # rank r is NCCL host "braidhost<r>"
 
 
 def host_address(i):
@@ -33,11 +40,15 @@ def host_address(i):
 
 class Setup:
     def __init__(self, build, anchors_dir, transport="tcp", fabric=None, fabric_name="braidcmp",
-                 gloo_python="/usr/bin/python3", timeout=600, root=None, cpus=None, braid_blocking=False):
+                 gloo_python="/usr/bin/python3", timeout=600, root=None, cpus=None, braid_blocking=False,
+                 braid_memory="host", braid_cuda_stream=False, nccl_python="python3"):
         self.build, self.anchors_dir = build, anchors_dir
         # braid-perf -z 1: every call inline with a NULL stream, as blocking as
         # MPI_Allreduce; the default queues the iterations on a braid stream.
         self.braid_blocking = braid_blocking
+        # braid-perf --memory device [--cuda-stream]: the buffers NCCL gets.
+        self.braid_memory, self.braid_cuda_stream = braid_memory, braid_cuda_stream
+        self.nccl_python = nccl_python  # a python3 with a CUDA build of torch
         self.transport = transport  # tcp | shm | auto
         self.fabric = fabric  # None (loopback) or {'hosts', 'rate', 'ppn'}
         self.fabric_name = fabric_name
@@ -122,6 +133,8 @@ def command(lib, coll, ranks, flags, setup):
         program = [setup.path("perf", "braid-perf", "braid-perf"), coll] + flags + ["-d", "float", "-o", "sum"]
         if setup.braid_blocking:
             program += ["-z", "1"]
+        if setup.braid_memory != "host":
+            program += ["--memory", setup.braid_memory] + (["--cuda-stream"] if setup.braid_cuda_stream else [])
         env = {"BRAID_TRANSPORT": setup.transport} if setup.transport in ("tcp", "shm") else {}
         if setup.fabric:
             return _fabric_run(setup, program), env
@@ -131,6 +144,15 @@ def command(lib, coll, ranks, flags, setup):
     if lib == "gloo":
         program = [setup.gloo_python, os.path.join(setup.anchors_dir, "gloo_perf.py"), coll] + flags
         env = {"GLOO_SOCKET_IFNAME": setup.ifname()}
+        if setup.fabric:
+            return _fabric_run(setup, program), env
+        return _braid_run(setup, ranks, program), env
+    if lib == "nccl":
+        program = [setup.nccl_python, os.path.join(setup.anchors_dir, "nccl_perf.py"), coll] + flags + [
+            "--hostid-prefix", NCCL_HOSTID_PREFIX]
+        # Socket named outright: with an InfiniBand HCA present NCCL would take
+        # it between its "hosts", and the comparison is with its TCP path.
+        env = {"NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": setup.ifname(), "NCCL_DEBUG": "WARN"}
         if setup.fabric:
             return _fabric_run(setup, program), env
         return _braid_run(setup, ranks, program), env

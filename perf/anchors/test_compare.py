@@ -9,8 +9,10 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import parse  # noqa: E402
+import prepare  # noqa: E402
 import results  # noqa: E402
 import runners  # noqa: E402
+import torch_perf  # noqa: E402
 
 # Recorded: braid-run -n 2 --quiet-ranks -- braid-perf allreduce -b 8 -e 1M -f 32 (rank prefix, two groups).
 BRAID_OUT = """\
@@ -37,6 +39,25 @@ SKIPPED_OUT = """\
            8             0     float    none      -1      N/A     N/A     N/A    N/A
           64             8     float    none      -1    12.50    0.01    0.00    N/A
 """
+# nccl_perf.py's layout (torch_perf.header_lines / row_line, checked below to
+# reproduce these lines): nccl-tests columns, then the CUDA events' time. The
+# numbers are made up: no GPU where these tests run.
+NCCL_OUT = """\
+[0] # nccl-perf allreduce, 2 ranks, float sum, torch 2.11.0+cu130, NCCL 2.27.7, cuda:0 NVIDIA H100 80GB HBM3, \
+NCCL_HOSTID braidhost<rank>, NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo NCCL_DEBUG=WARN
+[0] #       size        count     type  redop   root       time    algbw    busbw #wrong     evtime
+[0] #        (B)   (elements)                              (us)   (GB/s)   (GB/s)              (us)
+[0]            8            2    float    sum      0     120.50    0.000    0.000      0     118.25
+[0]      1048576       262144    float    sum      0     850.25    1.233    1.233      3     845.50
+[0]    268435456     67108864    float    sum      0  190000.00    1.413    1.413      0  189500.00
+"""
+# braid-perf --memory device: the header and rank lines change, the rows do not.
+BRAID_DEVICE_OUT = """\
+[0] # Collective allreduce nRanks 2 minBytes 8 maxBytes 1048576 step: 32(factor) warmup iters: 5 iters: 20 \
+validation: 1 blocking: 0 time: max algo: default memory: device stream: cuda
+[0] #  Rank  0 Group  0 Pid   4242 on       gpu1 device cuda:0 NVIDIA H100 80GB HBM3
+[0]       262144         65536     float     sum      -1    53.77    4.87    4.87      0    45.85    5.72    5.72      0
+"""
 FABRIC_OUT = "fabric braidcmp is up\nlink: 0.951 Gbit/s measured, 1gbit configured (host0 -> host1 over 1.76 s)\n"
 
 
@@ -59,6 +80,27 @@ class ParseTest(unittest.TestCase):
         rows = parse.parse_rows(SKIPPED_OUT, "alltoall", 8)
         self.assertEqual(list(rows), [64])
         self.assertIsNone(rows[64].wrong)
+
+    def test_nccl_rows_ignore_the_event_time(self):
+        rows = parse.parse_rows(NCCL_OUT, "allreduce", 2)
+        self.assertEqual(sorted(rows), [8, 1 << 20, 256 << 20])
+        self.assertEqual(rows[256 << 20].time_us, 190000.0)  # the host clock, not evtime
+        self.assertAlmostEqual(rows[1 << 20].busbw, (1 << 20) / 850.25 / 1e3)
+        self.assertEqual(rows[1 << 20].wrong, 3)
+        rows = parse.parse_rows(BRAID_DEVICE_OUT, "allreduce", 2)
+        self.assertEqual(list(rows), [262144])
+
+    def test_torch_anchors_print_the_sample_layout(self):
+        lines = [line[4:] for line in NCCL_OUT.splitlines()]
+        title = lines[0][2:]
+        self.assertEqual(torch_perf.header_lines(title, events=True), lines[:3])
+        self.assertEqual(torch_perf.row_line(1 << 20, 1 << 18, 850.25, 1.0, 3, 845.5), lines[4])
+        self.assertEqual(torch_perf.row_line(256 << 20, 64 << 20, 190000.0, 1.0, 0, 189500.0), lines[5])
+        # gloo-perf: the same columns without evtime, as mpi-perf prints them.
+        self.assertEqual(torch_perf.header_lines("gloo-perf", events=False)[1], MPI_OUT.splitlines()[1])
+        gloo = torch_perf.row_line(262144, 65536, 151.36, 1.0, 0)
+        self.assertEqual(parse.parse_rows(gloo, "allreduce", 2)[262144].time_us, 151.36)
+        self.assertEqual(len(gloo.split()), 9)
 
     def test_bus_factors_are_nccl_tests(self):
         self.assertEqual(parse.bus_factor("allreduce", 4), 1.5)
@@ -228,9 +270,30 @@ class RunnersTest(unittest.TestCase):
         self.assertEqual(verbs["up"][1:], ["up", "--name", "cmp", "--hosts", "4", "--rate", "1gbit"])
         self.assertEqual(verbs["down"][1:], ["down", "--name", "cmp"])
 
+    def test_nccl_splits_hosts_and_braid_uses_device_buffers(self):
+        setup = runners.Setup("/b", "/src/perf/anchors", transport="tcp", root=True, braid_memory="device",
+                              braid_cuda_stream=True, nccl_python="/opt/torch/.venv/bin/python3")
+        argv, env = runners.command("nccl", "allreduce", 4, self.FLAGS, setup)
+        self.assertEqual(argv[:3], ["/b/tools/braid-run/braid-run", "-n", "4"])
+        program = argv[argv.index("--") + 1:]
+        self.assertEqual(program[:3], ["/opt/torch/.venv/bin/python3", "/src/perf/anchors/nccl_perf.py", "allreduce"])
+        self.assertEqual(program[3:3 + len(self.FLAGS)], self.FLAGS)
+        self.assertEqual(program[-2:], ["--hostid-prefix", "braidhost"])
+        self.assertEqual(env, {"NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": "lo", "NCCL_DEBUG": "WARN"})
+        argv, env = runners.command("braid", "allreduce", 4, self.FLAGS, setup)
+        self.assertEqual(argv[-3:], ["--memory", "device", "--cuda-stream"])
+        self.assertEqual(env, {"BRAID_TRANSPORT": "tcp"})
+        argv, _ = runners.command("braid", "allreduce", 4, self.FLAGS, runners.Setup("/b", "/a", root=True))
+        self.assertNotIn("--memory", argv)
+
+    def test_nccl_is_known_but_not_a_default(self):
+        self.assertIn("nccl", runners.LIBRARIES)
+        self.assertNotIn("nccl", runners.DEFAULT_LIBRARIES)
+        self.assertIn("braid-run", prepare.targets(["braid", "nccl"], None))
+
     def test_unknown_library(self):
         with self.assertRaises(ValueError):
-            runners.command("nccl", "allreduce", 2, self.FLAGS, runners.Setup("/b", "/a", root=True))
+            runners.command("rccl", "allreduce", 2, self.FLAGS, runners.Setup("/b", "/a", root=True))
 
 
 if __name__ == "__main__":

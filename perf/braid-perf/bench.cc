@@ -6,6 +6,7 @@
 
 #include "calls.h"
 #include "checks.h"
+#include "device_buffers.h"
 #include "types.h"
 
 namespace braid::perf {
@@ -16,8 +17,26 @@ void check(const RankContext& ctx, const char* what, braidResult_t rc) {
   if (rc != braidSuccess) fatal(ctx, what, rc);
 }
 
+void checkText(const RankContext& ctx, const std::string& err) {
+  if (!err.empty()) fatalMessage(ctx, err);
+}
+
+// Waits for the queued calls. A wrapped CUDA stream is waited on as its user
+// would (cudaStreamSynchronize); the braid stream's synchronize after it then
+// costs nothing and reports the first error of the calls queued.
 void sync(const RankContext& ctx) {
+  if (ctx.cudaStream != nullptr) checkText(ctx, device::streamSynchronize(ctx.cudaStream));
   if (ctx.stream != nullptr) check(ctx, "braidStreamSynchronize", braidStreamSynchronize(ctx.stream));
+}
+
+// prepareBuffers, then the inputs staged where the call reads them.
+CallBuffers prepare(const RankContext& ctx, const PerfOptions& opts, const Layout& layout,
+                    const ValuePlan& plan, bool inPlace, const Buffers& buffers, CallBuffers* host) {
+  *host = prepareBuffers(*opts.collective, plan, layout, ctx.rank, opts.root, inPlace, buffers.send,
+                         buffers.recv);
+  CallBuffers call{};
+  checkText(ctx, stageInputs(buffers, layout, typeInfo(plan.type).size, inPlace, *host, &call));
+  return call;
 }
 
 // The reported time: every rank's average per iteration, combined.
@@ -44,12 +63,23 @@ void fatal(const RankContext& ctx, const char* what, braidResult_t rc) {
   std::exit(1);
 }
 
+void fatalMessage(const RankContext& ctx, const std::string& message) {
+  if (ctx.comm == nullptr) {
+    std::fprintf(stderr, "braid-perf: %s\n", message.c_str());  // before init: no rank yet
+  } else {
+    std::fprintf(stderr, "braid-perf: rank %d: %s\n", ctx.rank, message.c_str());
+  }
+  std::fflush(stdout);
+  if (ctx.comm != nullptr) braidCommAbort(ctx.comm);
+  std::exit(1);
+}
+
 Result runCell(const RankContext& ctx, const PerfOptions& opts, const Layout& layout, const ValuePlan& plan,
                bool inPlace, Buffers& buffers) {
   const Collective& coll = *opts.collective;
   Result result;
-  CallBuffers cb =
-      prepareBuffers(coll, plan, layout, ctx.rank, opts.root, inPlace, buffers.send, buffers.recv);
+  CallBuffers host{};
+  const CallBuffers cb = prepare(ctx, opts, layout, plan, inPlace, buffers, &host);
   CallArgs args{cb.send,   cb.recv,  layout.count, plan.type, plan.op,
                 opts.root, ctx.rank, ctx.nranks,   ctx.comm,  ctx.stream};
   auto call = [&] { return callCollective(coll.kind, args); };
@@ -88,10 +118,12 @@ Result runCell(const RankContext& ctx, const PerfOptions& opts, const Layout& la
   if (opts.check) {
     // The timed iterations may have reduced in place many times over: start
     // again from fresh inputs and check one call.
-    prepareBuffers(coll, plan, layout, ctx.rank, opts.root, inPlace, buffers.send, buffers.recv);
+    // (The same offsets in the same buffers: cb stays the call's pointers.)
+    prepare(ctx, opts, layout, plan, inPlace, buffers, &host);
     check(ctx, coll.name, call());
     sync(ctx);
-    int64_t wrong = countWrong(coll, plan, layout, ctx.rank, opts.root, cb.recv);
+    checkText(ctx, fetchResult(buffers, layout, typeInfo(plan.type).size, host, cb));
+    int64_t wrong = countWrong(coll, plan, layout, ctx.rank, opts.root, host.recv);
     check(ctx, "braidAllReduce(#wrong)",
           braidAllReduce(&wrong, &wrong, 1, braidInt64, braidSum, ctx.comm, nullptr));
     result.wrong = wrong;

@@ -5,8 +5,10 @@
 #include <braid/braid.h>
 
 #include <cstddef>
+#include <string>
 
 #include "collectives.h"
+#include "memory.h"
 #include "options.h"
 #include "report.h"
 #include "values.h"
@@ -16,15 +18,9 @@ namespace braid::perf {
 struct RankContext {
   braidComm_t comm = nullptr;
   braidStream_t stream = nullptr;  // nullptr: blocking calls
+  void* cudaStream = nullptr;      // --cuda-stream: the cudaStream_t stream wraps
   int rank = 0;
   int nranks = 1;
-};
-
-// Two buffers of bytes each; in place uses recv only.
-struct Buffers {
-  void* send = nullptr;
-  void* recv = nullptr;
-  size_t bytes = 0;
 };
 
 // Returns the cell as rank 0 prints it: the combined time (opts.timeReduce),
@@ -39,5 +35,9 @@ Result runCell(const RankContext& ctx, const PerfOptions& opts, const Layout& la
 // aborts the communicator (so the peers fail fast instead of waiting) and
 // exits 1.
 [[noreturn]] void fatal(const RankContext& ctx, const char* what, braidResult_t rc);
+
+// The same for a failure outside braid (a CUDA call): "braid-perf: rank R:
+// <message>" (without the rank before the communicator exists), abort, exit 1.
+[[noreturn]] void fatalMessage(const RankContext& ctx, const std::string& message);
 
 }  // namespace braid::perf

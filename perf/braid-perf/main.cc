@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "bench.h"
-#include "quant_bench.h"
+#include "device_buffers.h"
+#include "memory.h"
 #include "options.h"
+#include "quant_bench.h"
 #include "report.h"
 #include "sizes.h"
 #include "types.h"
@@ -23,12 +25,14 @@ namespace {
 struct RankInfo {
   int32_t pid;
   char host[60];
+  char device[64];  // "cpu", or "cuda:N <name>" with --memory device
 };
 
-std::vector<RankInfo> gatherRankInfo(const RankContext& ctx) {
+std::vector<RankInfo> gatherRankInfo(const RankContext& ctx, const std::string& device) {
   RankInfo mine{};
   mine.pid = static_cast<int32_t>(getpid());
   gethostname(mine.host, sizeof(mine.host) - 1);
+  std::snprintf(mine.device, sizeof(mine.device), "%s", device.c_str());
   std::vector<RankInfo> all(ctx.nranks);
   braidResult_t rc = braidAllGather(&mine, all.data(), sizeof(RankInfo), braidUint8, ctx.comm, nullptr);
   if (rc != braidSuccess) fatal(ctx, "braidAllGather(rank info)", rc);
@@ -42,21 +46,63 @@ std::string parametersLine(const PerfOptions& o, int nranks) {
       o.stepFactor > 1 ? std::to_string(o.stepFactor) + "(factor)" : std::to_string(o.stepBytes) + "(bytes)";
   std::snprintf(buf, sizeof(buf),
                 "# Collective %s nRanks %d minBytes %zu maxBytes %zu step: %s warmup iters: %d "
-                "iters: %d validation: %d blocking: %d time: %s algo: %s",
+                "iters: %d validation: %d blocking: %d time: %s algo: %s memory: %s stream: %s",
                 o.collective->name, nranks, o.minBytes, o.maxBytes, step.c_str(), o.warmupIters, o.iters,
                 o.check ? 1 : 0, o.blocking ? 1 : 0, kTimeNames[static_cast<int>(o.timeReduce)],
-                o.algo.empty() ? "default" : o.algo.c_str());
+                o.algo.empty() ? "default" : o.algo.c_str(),
+                o.memory == MemoryKind::kDevice ? "device" : "host",
+                o.blocking     ? "none"
+                : o.cudaStream ? "cuda"
+                               : "braid");
   return buf;
 }
 
-void* allocate(size_t bytes) {
-  const size_t rounded = ((bytes ? bytes : 1) + 4095) / 4096 * 4096;
-  void* p = std::aligned_alloc(4096, rounded);
-  if (p == nullptr) {
-    std::fprintf(stderr, "braid-perf: cannot allocate %zu bytes\n", rounded);
-    std::exit(1);
+// --memory device: the rank's device made current before anything touches
+// CUDA, the communicator included (as NCCL wants cudaSetDevice before
+// ncclCommInitRank). Returns the device for the rank lines ("cpu" with host
+// memory).
+std::string selectDevice(const RankContext& ctx, const PerfOptions& opts) {
+  if (opts.memory != MemoryKind::kDevice) return "cpu";
+  std::string description;
+  if (std::string err = device::select(localRank(), &description); !err.empty()) fatalMessage(ctx, err);
+  return description;
+}
+
+// Stream creation reports to the last error of no communicator (NULL).
+[[noreturn]] void streamFailed(const RankContext& ctx, const char* what, braidResult_t rc) {
+  fatalMessage(
+      ctx, std::string(what) + " failed [" + braidGetErrorString(rc) + "]: " + braidGetLastError(nullptr));
+}
+
+// The stream the iterations are queued on: none with -z 1 (or where braid has
+// no streams), a braid stream, or with --cuda-stream one wrapping a new
+// cudaStream_t, whose refusal ends the run: it is what was asked to be measured.
+void openStream(RankContext& ctx, PerfOptions& opts) {
+  if (opts.blocking) return;
+  braidResult_t rc;
+  if (opts.cudaStream) {
+    if (std::string err = device::streamCreate(&ctx.cudaStream); !err.empty()) fatalMessage(ctx, err);
+    if ((rc = braidStreamWrapCuda(ctx.cudaStream, &ctx.stream)) != braidSuccess)
+      streamFailed(ctx, "braidStreamWrapCuda", rc);
+    return;
   }
-  return p;
+  rc = braidStreamCreate(&ctx.stream);
+  if (rc == braidNotSupported) {
+    if (ctx.rank == 0) std::printf("# braid streams not supported here: running with -z 1\n");
+    opts.blocking = true;
+  } else if (rc != braidSuccess) {
+    streamFailed(ctx, "braidStreamCreate", rc);
+  }
+}
+
+void closeStream(RankContext& ctx) {
+  braidResult_t rc;
+  if (ctx.stream != nullptr && (rc = braidStreamDestroy(ctx.stream)) != braidSuccess) {
+    fatal(ctx, "braidStreamDestroy", rc);
+  }
+  ctx.stream = nullptr;
+  device::streamDestroy(ctx.cudaStream);  // after the braid stream that wraps it
+  ctx.cudaStream = nullptr;
 }
 
 int run(PerfOptions& opts) {
@@ -65,6 +111,7 @@ int run(PerfOptions& opts) {
     setenv("BRAID_ALGO", withAlgo(current ? current : "", opts.collective->name, opts.algo).c_str(), 1);
   }
   RankContext ctx;
+  const std::string deviceName = selectDevice(ctx, opts);
   braidResult_t rc = braidCommInitFromEnv(&ctx.comm, nullptr);
   if (rc != braidSuccess) {
     std::fprintf(stderr, "braid-perf: braidCommInitFromEnv failed [%s]: %s\n", braidGetErrorString(rc),
@@ -78,30 +125,24 @@ int run(PerfOptions& opts) {
     braidCommDestroy(ctx.comm);
     return 2;
   }
-  const std::vector<RankInfo> infos = gatherRankInfo(ctx);
-  if (!opts.blocking) {
-    rc = braidStreamCreate(&ctx.stream);
-    if (rc == braidNotSupported) {
-      if (ctx.rank == 0) std::printf("# braid streams not supported here: running with -z 1\n");
-      opts.blocking = true;
-    } else if (rc != braidSuccess) {
-      fatal(ctx, "braidStreamCreate", rc);
-    }
-  }
+  const std::vector<RankInfo> infos = gatherRankInfo(ctx, deviceName);
+  openStream(ctx, opts);
 
   const bool root0 = ctx.rank == 0;
   const bool quantized = opts.quant.codec != braidCodecNone;
   if (root0) {
     std::printf("%s\n#\n# Using devices\n", parametersLine(opts, ctx.nranks).c_str());
     for (int r = 0; r < ctx.nranks; ++r) {
-      std::printf("%s\n", rankLine(r, infos[r].pid, infos[r].host).c_str());
+      std::printf("%s\n", rankLine(r, infos[r].pid, infos[r].host, infos[r].device).c_str());
     }
     std::printf("#\n%s", quantized ? quantTableHeader(opts.quant, opts.types.front()).c_str() : tableHeader().c_str());
     std::fflush(stdout);
   }
 
   const std::vector<size_t> sizes = sizeSweep(opts.minBytes, opts.maxBytes, opts.stepFactor, opts.stepBytes);
-  Buffers buffers{allocate(opts.maxBytes), allocate(opts.maxBytes), opts.maxBytes};
+  Buffers buffers;
+  if (std::string err = allocateBuffers(opts.memory, opts.maxBytes, &buffers); !err.empty())
+    fatalMessage(ctx, err);
   const Collective& coll = *opts.collective;
   std::vector<std::optional<braidRedOp_t>> ops;
   if (coll.reduces) {
@@ -170,15 +211,12 @@ int run(PerfOptions& opts) {
     std::printf("%s#\n", footer(failedChecks, busBwCount ? busBwSum / busBwCount : 0).c_str());
     std::fflush(stdout);
   }
-  if (ctx.stream != nullptr && (rc = braidStreamDestroy(ctx.stream)) != braidSuccess) {
-    fatal(ctx, "braidStreamDestroy", rc);
-  }
+  closeStream(ctx);
   if ((rc = braidCommDestroy(ctx.comm)) != braidSuccess) {
     std::fprintf(stderr, "braid-perf: braidCommDestroy failed: %s\n", braidGetErrorString(rc));
     return 1;
   }
-  std::free(buffers.send);
-  std::free(buffers.recv);
+  freeBuffers(buffers);
   return failedChecks > 0 ? 1 : 0;
 }
 

@@ -21,6 +21,7 @@ struct RawFlags {
   std::string datatype = "float", op = "sum";
   int check = 1, blocking = 0, average = 3;
   std::string quant = "none";
+  std::string memory = "host";
 };
 
 void addFlags(CLI::App* sub, PerfOptions& o, RawFlags& raw) {
@@ -70,6 +71,15 @@ void addFlags(CLI::App* sub, PerfOptions& o, RawFlags& raw) {
   sub->add_option("--fp8-block", o.quant.blockSize, "-q e4m3 / e5m2: values per scaled block")
       ->capture_default_str();
   sub->add_option("--loss-scale", o.quant.lossScale, "-q fp16: loss scale")->capture_default_str();
+  sub->add_option("--memory", raw.memory,
+                  "Where the send and receive buffers live: host, or device (cudaMalloc on CUDA device "
+                  "local rank % device count; the inputs are written on the host and copied up, the "
+                  "result copied down for the check)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"host", "device"}));
+  sub->add_flag("--cuda-stream", o.cudaStream,
+                "--memory device: queue the calls on a braid stream wrapping a cudaStream_t "
+                "(braidStreamWrapCuda) and time until cudaStreamSynchronize returns");
 }
 
 // Converts the raw flags; "" on success, else the message for the user.
@@ -113,6 +123,11 @@ std::string finish(PerfOptions& o, const RawFlags& raw) {
   }
   o.check = raw.check != 0;
   o.blocking = raw.blocking != 0;
+  o.memory = raw.memory == "device" ? MemoryKind::kDevice : MemoryKind::kHost;
+  if (o.memory == MemoryKind::kDevice && o.quant.codec != braidCodecNone)
+    return "-q: quantized collectives run on host memory only (--memory host)";
+  if (o.cudaStream && o.memory != MemoryKind::kDevice) return "--cuda-stream needs --memory device";
+  if (o.cudaStream && o.blocking) return "--cuda-stream queues the calls: not with -z 1";
   o.timeReduce = static_cast<TimeReduce>(raw.average);
   return "";
 }

@@ -16,6 +16,9 @@ namespace braid::perf {
 // How the per-rank times combine into the reported time (-a, as nccl-tests).
 enum class TimeReduce { kRank0 = 0, kAverage = 1, kMin = 2, kMax = 3 };
 
+// Where the buffers the collectives get live (--memory).
+enum class MemoryKind { kHost, kDevice };
+
 struct PerfOptions {
   const Collective* collective = nullptr;
   size_t minBytes = 32u << 20;
@@ -32,6 +35,8 @@ struct PerfOptions {
   TimeReduce timeReduce = TimeReduce::kMax;
   std::string algo;  // -A: forced algorithm name, "" for the tuner's choice
   QuantSettings quant;  // -q: codec None runs the plain collective
+  MemoryKind memory = MemoryKind::kHost;
+  bool cudaStream = false;  // --cuda-stream: the braid stream wraps a cudaStream_t
 };
 
 // Parses argv. On --help or a usage error, prints what CLI11 prints (or the

@@ -66,8 +66,8 @@ std::string resultCells(const Result& r) {
          floatCell(r.busBw, kBwW) + "  " + wrong;
 }
 
-std::string rankLine(int rank, int pid, const std::string& host) {
-  return format("#  Rank %2d Group  0 Pid %6d on %10s device cpu", rank, pid, host.c_str());
+std::string rankLine(int rank, int pid, const std::string& host, const std::string& device) {
+  return format("#  Rank %2d Group  0 Pid %6d on %10s device %s", rank, pid, host.c_str(), device.c_str());
 }
 
 std::string footer(int64_t failedChecks, double avgBusBw) {

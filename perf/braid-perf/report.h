@@ -31,8 +31,9 @@ struct Result {
 };
 std::string resultCells(const Result& r);
 
-// "#  Rank  0 Group  0 Pid  12345 on   hostname device cpu"
-std::string rankLine(int rank, int pid, const std::string& host);
+// "#  Rank  0 Group  0 Pid  12345 on   hostname device cpu" (device: "cpu",
+// or with --memory device "cuda:0 NVIDIA H100 80GB HBM3").
+std::string rankLine(int rank, int pid, const std::string& host, const std::string& device = "cpu");
 
 // "# Out of bounds values : 0 OK" and "# Avg bus bandwidth    : X", '\n' after each.
 std::string footer(int64_t failedChecks, double avgBusBw);

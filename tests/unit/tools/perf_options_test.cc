@@ -83,6 +83,30 @@ TEST(PerfOptions, RejectsBadInput) {
   EXPECT_NE(code, 0);
 }
 
+TEST(PerfOptions, MemoryKindAndCudaStream) {
+  int code;
+  std::optional<PerfOptions> o = parse({"allreduce"}, &code);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->memory, MemoryKind::kHost);
+  EXPECT_FALSE(o->cudaStream);
+  o = parse({"allreduce", "--memory", "device", "--cuda-stream"}, &code);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->memory, MemoryKind::kDevice);
+  EXPECT_TRUE(o->cudaStream);
+  o = parse({"alltoall", "--memory", "device", "-z", "1"}, &code);
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->memory, MemoryKind::kDevice);
+
+  EXPECT_FALSE(parse({"allreduce", "--memory", "gpu"}, &code));
+  EXPECT_NE(code, 0);
+  EXPECT_FALSE(parse({"allreduce", "--cuda-stream"}, &code));  // host memory
+  EXPECT_EQ(code, 2);
+  EXPECT_FALSE(parse({"allreduce", "--memory", "device", "--cuda-stream", "-z", "1"}, &code));
+  EXPECT_EQ(code, 2);
+  EXPECT_FALSE(parse({"alltoall", "--memory", "device", "-q", "fp16"}, &code));
+  EXPECT_EQ(code, 2);
+}
+
 TEST(PerfOptions, TypeAndOpNames) {
   EXPECT_EQ(parseType("half"), braidFloat16);
   EXPECT_EQ(parseType("FLOAT"), braidFloat32);

@@ -73,6 +73,8 @@ TEST(PerfReport, FooterAndRankLines) {
   EXPECT_EQ(footer(0, 1.5), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.5 \n");
   EXPECT_EQ(footer(2, 0), "# Out of bounds values : 2 FAILED\n# Avg bus bandwidth    : 0 \n");
   EXPECT_EQ(rankLine(3, 4242, "node1"), "#  Rank  3 Group  0 Pid   4242 on      node1 device cpu");
+  EXPECT_EQ(rankLine(0, 7, "gpu1", "cuda:0 NVIDIA H100 80GB HBM3"),
+            "#  Rank  0 Group  0 Pid      7 on       gpu1 device cuda:0 NVIDIA H100 80GB HBM3");
 }
 
 }  // namespace
