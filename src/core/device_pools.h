@@ -49,6 +49,7 @@ class PinnedBlock {
   PinnedBlock& operator=(PinnedBlock&& other) noexcept;
   static Status acquire(const kernels::DeviceModule& m, size_t bytes, PinnedBlock* out);
   uint8_t* data() const { return data_; }
+  size_t capacity() const { return data_ ? capacity_ : 0; }
   void reset();  // back to the pool
 
  private:

@@ -27,6 +27,11 @@ size_t pieceElements(size_t bytes, size_t elementSize) {
   return std::max<size_t>(1, piece / elementSize);
 }
 
+// Stand-in addresses of the two staging areas while a call is queued: far
+// above any user-space mapping, so never confused with a user's buffer.
+uint8_t* const kStandInA = reinterpret_cast<uint8_t*>(uintptr_t{1} << 62);
+uint8_t* const kStandInB = reinterpret_cast<uint8_t*>(uintptr_t{3} << 61);
+
 struct Copy {
   void* dst = nullptr;
   const void* src = nullptr;
@@ -46,7 +51,11 @@ struct StagedCall {
   const kernels::DeviceModule* m = nullptr;
   int device = -1;  // -1: host buffers only (an op on a CUDA-bound stream)
   std::vector<Piece> pieces;
-  PinnedBlock a, b;
+  // The staging areas. The pieces are built over stand-in addresses
+  // (kStandInA / kStandInB) and rebased onto the blocks when the call runs,
+  // so that calls queued on a stream hold no page-locked memory.
+  size_t aBytes = 0, bBytes = 0;
+  std::shared_ptr<PinnedBlock> a, b;  // a CUDA-bound stream's are taken at enqueue
   void* downStream = nullptr;
   void* upStream = nullptr;
   CudaStreamOrder* order = nullptr;
@@ -76,6 +85,27 @@ struct StagedCall {
     return Status::ok();
   }
 
+  // Takes the staging blocks and moves every piece onto them.
+  Status takeStaging() {
+    for (auto [block, bytes] : {std::pair{&a, aBytes}, std::pair{&b, bBytes}}) {
+      if (bytes == 0 || *block) continue;
+      *block = std::make_shared<PinnedBlock>();
+      BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, bytes, block->get()));
+    }
+    auto rebase = [&](const void* p) -> uint8_t* {
+      auto* at = static_cast<uint8_t*>(const_cast<void*>(p));
+      if (aBytes && at >= kStandInA && at <= kStandInA + aBytes) return a->data() + (at - kStandInA);
+      if (bBytes && at >= kStandInB && at <= kStandInB + bBytes) return b->data() + (at - kStandInB);
+      return at;
+    };
+    for (Piece& p : pieces) {
+      for (BufferBinding& binding : p.op.buffers.mutableView()) binding.data = rebase(binding.data);
+      p.down.dst = rebase(p.down.dst);
+      for (Copy& c : p.up) c.src = rebase(c.src);
+    }
+    return Status::ok();
+  }
+
   // Runs every piece; tickets: taken at enqueue (a stream), or null to take
   // them one by one now (inline).
   Status run(Communicator& comm, const uint64_t* tickets) {
@@ -91,6 +121,14 @@ struct StagedCall {
       scope = std::make_unique<DeviceScope>(*m, device);
       if (!scope->status().isOk()) {
         first = scope->status();
+        comm.abort();
+        aborted = true;
+      }
+    }
+    if (first.isOk()) {
+      Status s = takeStaging();
+      if (!s.isOk()) {
+        first = s;
         comm.abort();
         aborted = true;
       }
@@ -137,8 +175,7 @@ struct StagedCall {
 };
 
 // Decides the staging layout and builds the pieces' ops.
-Status plan(const kernels::DeviceModule* m, const StagingRequest& r, int inDevice, int outDevice,
-            StagedCall* call) {
+Status plan(const StagingRequest& r, int inDevice, int outDevice, StagedCall* call) {
   const bool inStaged = inDevice >= 0, outStaged = outDevice >= 0;
   auto* in = static_cast<uint8_t*>(const_cast<void*>(r.input));
   auto* out = static_cast<uint8_t*>(r.output);
@@ -150,25 +187,25 @@ Status plan(const kernels::DeviceModule* m, const StagingRequest& r, int inDevic
   uint8_t* hostOut = out;
   if (inStaged && outStaged && within(out, r.outputBytes, in, r.inputBytes)) {
     // An in-place form (input inside output): one staging area, same layout.
-    BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.outputBytes, &call->a));
-    hostOut = call->a.data();
+    call->aBytes = r.outputBytes;
+    hostOut = kStandInA;
     hostIn = hostOut + (in - out);
   } else if (inStaged && outStaged && within(in, r.inputBytes, out, r.outputBytes)) {
-    BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.inputBytes, &call->a));
-    hostIn = call->a.data();
+    call->aBytes = r.inputBytes;
+    hostIn = kStandInA;
     hostOut = hostIn + (out - in);
   } else if (inStaged && outStaged && r.elementwise) {
     // Separate device buffers, but the host op may run in place.
-    BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.inputBytes, &call->a));
-    hostIn = hostOut = call->a.data();
+    call->aBytes = r.inputBytes;
+    hostIn = hostOut = kStandInA;
   } else {
     if (inStaged) {
-      BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.inputBytes, &call->a));
-      hostIn = call->a.data();
+      call->aBytes = r.inputBytes;
+      hostIn = kStandInA;
     }
     if (outStaged) {
-      BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(*m, r.outputBytes, &call->b));
-      hostOut = call->b.data();
+      call->bBytes = r.outputBytes;
+      hostOut = kStandInB;
     }
   }
   const bool cut = r.elementwise && (inStaged || outStaged) && r.count > 0;
@@ -209,6 +246,18 @@ Status CudaStreamOrder::create(const kernels::DeviceModule& m, void* cudaStream,
 }
 
 CudaStreamOrder::~CudaStreamOrder() { releaseFlag(flag_); }
+
+Status CudaStreamOrder::stagingFor(int which, size_t bytes, std::shared_ptr<PinnedBlock>* out) {
+  std::lock_guard<std::mutex> lock(stagingMu_);
+  std::shared_ptr<PinnedBlock>& mine = staging_[which];
+  if (!mine || mine->capacity() < bytes) {
+    auto bigger = std::make_shared<PinnedBlock>();
+    BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(m_, bytes, bigger.get()));
+    mine = std::move(bigger);  // ops queued earlier keep the old one alive
+  }
+  *out = mine;
+  return Status::ok();
+}
 
 Status CudaStreamOrder::markReady(void** readyEvent, uint32_t* sequence) {
   DeviceScope scope(m_, device_);
@@ -259,11 +308,13 @@ Status launchStaged(const std::shared_ptr<Communicator>& comm, Stream* stream, C
     return notSupported("the buffers are on CUDA device " + std::to_string(call->device) +
                         " but the stream is bound to a CUDA stream of device " +
                         std::to_string(order->device()));
-  BRAID_RETURN_IF_ERROR(plan(m, request, inDevice, outDevice, call.get()));
+  BRAID_RETURN_IF_ERROR(plan(request, inDevice, outDevice, call.get()));
   BRAID_RETURN_IF_ERROR(call->acquire());
   if (stream == nullptr) return call->run(*comm, nullptr);
 
   if (order) {
+    if (call->aBytes) BRAID_RETURN_IF_ERROR(order->stagingFor(0, call->aBytes, &call->a));
+    if (call->bBytes) BRAID_RETURN_IF_ERROR(order->stagingFor(1, call->bBytes, &call->b));
     BRAID_RETURN_IF_ERROR(order->markReady(&call->ready, &call->sequence));
     call->order = order;
   }

@@ -19,11 +19,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
 #include "base/status.h"
 #include "core/communicator.h"
+#include "core/device_pools.h"
 #include "core/op.h"
 #include "core/stream.h"
 #include "kernels/device_module.h"
@@ -53,6 +55,13 @@ class CudaStreamOrder {
   Status holdStream(uint32_t sequence);
   // On the worker, when the op is over.
   void release(uint32_t sequence);
+  // Page-locked staging of at least `bytes` for an op queued on this stream
+  // (which = 0 or 1: the call's two areas), taken on the enqueueing thread.
+  // The worker must not allocate: a user thread blocked in a CUDA call that
+  // waits for this stream could hold what the allocation needs, while the
+  // stream waits for the worker. The stream's ops run one at a time, so they
+  // share these; one queued before a larger one keeps its smaller block.
+  Status stagingFor(int which, size_t bytes, std::shared_ptr<PinnedBlock>* out);
 
  private:
   CudaStreamOrder(const kernels::DeviceModule& m, void* stream, int device, uint32_t* flag)
@@ -62,6 +71,8 @@ class CudaStreamOrder {
   const int device_;
   uint32_t* const flag_;
   std::atomic<uint32_t> issued_;
+  std::mutex stagingMu_;
+  std::shared_ptr<PinnedBlock> staging_[2];  // guarded by stagingMu_
 };
 
 struct StagingRequest {

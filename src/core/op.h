@@ -33,6 +33,11 @@ class BufferList {
                          : std::span<const BufferBinding>(heap_);
   }
   const BufferBinding& operator[](size_t i) const { return view()[i]; }
+  // For rebinding an op's buffers after it was built (device_staging.cc
+  // builds ops over staging memory that is only taken when they run).
+  std::span<BufferBinding> mutableView() {
+    return heap_.empty() ? std::span<BufferBinding>(pair_.data(), size_) : std::span<BufferBinding>(heap_);
+  }
   size_t size() const { return size_; }
 
  private:

@@ -40,8 +40,9 @@
 //          at 2^126 so that 2^k and 2^-k are both normal fp32 numbers, and
 //          covers the fp32 subnormal rounding of their decoded values).
 //
-// Special values, every format: NaN stays NaN (sign kept; fp16 / bf16 / e5m2
-// keep the top payload bits, quieted); +-0 keep their sign; inf stays inf,
+// Special values, every format: NaN stays NaN (on the CPU the sign is kept and
+// fp16 / bf16 / e5m2 keep the top payload bits, quieted; the GPU kernels' fp8
+// scaling canonicalises a NaN first, so its sign and payload may differ); +-0 keep their sign; inf stays inf,
 // except in e4m3, which has no inf: +-inf becomes e4m3's NaN (sign kept), so
 // a non-finite value stays non-finite and a loss scaler's overflow check
 // still fires (saturating it to max * scale would hide the overflow). NaN and

@@ -13,8 +13,10 @@
 //     a finite result too large for the format becomes inf (fp16, bf16, e5m2)
 //     or NaN (e4m3, which has no inf).
 //   - Avg is reduced as Sum; the caller divides once at the end with divideBy().
-//   - Which payload survives when both inputs are NaN under Sum/Prod/Avg is
-//     left to the hardware; the result is a NaN either way.
+//   - The sign and payload of a NaN that Sum / Prod / Avg produce are the
+//     hardware's, as IEEE 754 leaves them: x86 keeps a NaN operand's and makes
+//     inf - inf negative; the GPU kernels (kernels/cuda) give the canonical
+//     NaN. The result is a NaN either way; everything else is bit for bit.
 //
 // Implementations: a portable baseline (auto-vectorised for the build's default
 // ISA) and AVX2+F16C+FMA, chosen once at run time from the CPU's features
