@@ -203,8 +203,9 @@ BRAID_API braidResult_t braidCommUserRank(const braidComm_t comm, int* rank);
  * copies overlap the communication (BRAID_CUDA_CHUNK_BYTES). On a NULL stream
  * the device input must be ready when the call is made (synchronize the
  * stream that wrote it) and the output is in place when the call returns; on
- * a stream from braidStreamWrapCuda, ordering follows that CUDA stream. Device
- * buffers inside braidGroupStart/End return braidNotSupported for now. */
+ * a stream from braidStreamWrapCuda, ordering follows that CUDA stream.
+ * Inside braidGroupStart/End each call's staging is taken at the call and the
+ * group's copies run around its fused schedule (all on one device). */
 
 BRAID_API braidResult_t braidAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                        braidDataType_t datatype, braidRedOp_t op,

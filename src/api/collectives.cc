@@ -30,7 +30,7 @@ struct Extents {
 // Builds and launches a collective whose checks passed.
 Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::algo::CollectiveArgs& args,
                         const void* input, void* output, Extents extents) {
-  core::CudaStreamOrder* order = stream ? stream->cuda.get() : nullptr;
+  core::CudaStreamOrder* order = stream ? stream->stream.cudaOrder() : nullptr;
   if (__builtin_expect(braid::kernels::deviceModule() != nullptr, 0) &&
       core::needsStaging(extents.input ? input : nullptr, extents.output ? output : nullptr, order)) {
     core::StagingRequest request;
@@ -261,7 +261,7 @@ Status pointToPoint(bool isSend, const void* buf, size_t count, braidDataType_t 
     op->rootOrPeer = peer;
     return Status::ok();
   };
-  core::CudaStreamOrder* order = stream ? stream->cuda.get() : nullptr;
+  core::CudaStreamOrder* order = stream ? stream->stream.cudaOrder() : nullptr;
   if (__builtin_expect(braid::kernels::deviceModule() != nullptr, 0) &&
       core::needsStaging(buf, nullptr, order)) {
     core::StagingRequest request;

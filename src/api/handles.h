@@ -25,10 +25,7 @@ struct braidComm {
 };
 
 struct braidStream {
-  // braidStreamWrapCuda's binding, or null. Declared first so that it outlives
-  // the stream, whose destructor runs the queued ops that use it.
-  std::unique_ptr<braid::core::CudaStreamOrder> cuda;
-  braid::core::Stream stream;
+  braid::core::Stream stream;  // holds braidStreamWrapCuda's binding, if any
 };
 
 struct braidEvent {

@@ -35,7 +35,7 @@ braidResult_t braidStreamWrapCuda(void* cudaStream, braidStream_t* stream) {
   if (!st.isOk()) return api::report(nullptr, st.prefix("braidStreamWrapCuda"));
   auto* s = new (std::nothrow) braidStream();
   if (s == nullptr) return api::report(nullptr, braid::systemError("braidStreamWrapCuda", ENOMEM));
-  s->cuda = std::move(order);
+  s->stream.bindCuda(std::move(order));
   *stream = s;
   return braidSuccess;
 }

@@ -40,7 +40,7 @@ struct Copy {
 
 struct Piece {
   Op op;
-  Copy down;               // device input to staging, before the op
+  std::vector<Copy> down;  // device input to staging, before the op
   std::vector<Copy> up;    // staging to device output, after it
   void* copied = nullptr;  // event: `down` is done
 };
@@ -56,6 +56,7 @@ struct StagedCall {
   // so that calls queued on a stream hold no page-locked memory.
   size_t aBytes = 0, bBytes = 0;
   std::shared_ptr<PinnedBlock> a, b;  // a CUDA-bound stream's are taken at enqueue
+  std::vector<std::shared_ptr<PinnedBlock>> held;  // a group's members' staging
   void* downStream = nullptr;
   void* upStream = nullptr;
   CudaStreamOrder* order = nullptr;
@@ -81,7 +82,7 @@ struct StagedCall {
     BRAID_RETURN_IF_ERROR(acquireStream(*m, device, &downStream));
     BRAID_RETURN_IF_ERROR(acquireStream(*m, device, &upStream));
     for (Piece& p : pieces)
-      if (p.down.bytes) BRAID_RETURN_IF_ERROR(acquireEvent(*m, device, &p.copied));
+      if (!p.down.empty()) BRAID_RETURN_IF_ERROR(acquireEvent(*m, device, &p.copied));
     return Status::ok();
   }
 
@@ -100,7 +101,7 @@ struct StagedCall {
     };
     for (Piece& p : pieces) {
       for (BufferBinding& binding : p.op.buffers.mutableView()) binding.data = rebase(binding.data);
-      p.down.dst = rebase(p.down.dst);
+      for (Copy& c : p.down) c.dst = rebase(c.dst);
       for (Copy& c : p.up) c.src = rebase(c.src);
     }
     return Status::ok();
@@ -137,16 +138,17 @@ struct StagedCall {
       if (int err = m->eventSynchronize(ready); err != 0)
         cudaFailed(err, "waiting for the CUDA stream's earlier work");
     for (Piece& p : pieces) {
-      if (!first.isOk() || !p.down.bytes) continue;
-      if (int err = m->copy(p.down.dst, p.down.src, p.down.bytes, downStream); err != 0)
-        cudaFailed(err, "copying device input to host staging");
-      else if ((err = m->eventRecord(p.copied, downStream)) != 0)
-        cudaFailed(err, "cudaEventRecord");
+      if (!first.isOk() || p.down.empty()) continue;
+      for (const Copy& c : p.down)
+        if (int err = m->copy(c.dst, c.src, c.bytes, downStream); err != 0 && first.isOk())
+          cudaFailed(err, "copying device input to host staging");
+      if (!first.isOk()) continue;
+      if (int err = m->eventRecord(p.copied, downStream); err != 0) cudaFailed(err, "cudaEventRecord");
     }
     bool copiedUp = false;
     for (size_t k = 0; k < pieces.size(); ++k) {
       Piece& p = pieces[k];
-      if (first.isOk() && p.down.bytes)
+      if (first.isOk() && !p.down.empty())
         if (int err = m->eventSynchronize(p.copied); err != 0)
           cudaFailed(err, "copying device input to host staging");
       // Every ticket is consumed, failed or not; after an abort each returns at once.
@@ -175,7 +177,7 @@ struct StagedCall {
 };
 
 // Decides the staging layout and builds the pieces' ops.
-Status plan(const StagingRequest& r, int inDevice, int outDevice, StagedCall* call) {
+Status plan(const StagingRequest& r, int inDevice, int outDevice, bool mayCut, StagedCall* call) {
   const bool inStaged = inDevice >= 0, outStaged = outDevice >= 0;
   auto* in = static_cast<uint8_t*>(const_cast<void*>(r.input));
   auto* out = static_cast<uint8_t*>(r.output);
@@ -208,7 +210,7 @@ Status plan(const StagingRequest& r, int inDevice, int outDevice, StagedCall* ca
       hostOut = kStandInB;
     }
   }
-  const bool cut = r.elementwise && (inStaged || outStaged) && r.count > 0;
+  const bool cut = mayCut && r.elementwise && (inStaged || outStaged) && r.count > 0;
   const size_t per = cut ? pieceElements(r.count * r.elementSize, r.elementSize) : r.count;
   const size_t npieces = cut ? (r.count + per - 1) / per : 1;
   call->pieces.resize(npieces);
@@ -221,7 +223,7 @@ Status plan(const StagingRequest& r, int inDevice, int outDevice, StagedCall* ca
     const size_t outBytes = cut ? count * r.elementSize : r.outputBytes;
     uint8_t* pin = hostIn ? hostIn + offset : nullptr;
     uint8_t* pout = hostOut ? hostOut + offset : nullptr;
-    if (inStaged && inBytes) p.down = {pin, in + offset, inBytes};
+    if (inStaged && inBytes) p.down.push_back({pin, in + offset, inBytes});
     if (outStaged && !cut && !r.outputBlocks.empty()) {
       for (const auto& [at, bytes] : r.outputBlocks)
         if (bytes) p.up.push_back({out + at, hostOut + at, bytes});
@@ -288,30 +290,13 @@ bool needsStaging(const void* input, const void* output, const CudaStreamOrder* 
   return kernels::deviceOfPointer(input) >= 0 || kernels::deviceOfPointer(output) >= 0;
 }
 
-Status launchStaged(const std::shared_ptr<Communicator>& comm, Stream* stream, CudaStreamOrder* order,
-                    StagingRequest&& request) {
-  const kernels::DeviceModule* m = kernels::deviceModule();
-  if (m == nullptr) return notSupported("device buffers: " + kernels::deviceUnavailableReason());
-  const int inDevice = request.inputBytes ? kernels::deviceOfPointer(request.input) : -1;
-  const int outDevice = request.outputBytes ? kernels::deviceOfPointer(request.output) : -1;
-  if (inGroup() && (inDevice >= 0 || outDevice >= 0 || order))
-    return notSupported(
-        "device buffers and CUDA-bound streams are not supported inside braidGroupStart/End yet");
-  if (inDevice >= 0 && outDevice >= 0 && inDevice != outDevice)
-    return notSupported("sendbuff is on CUDA device " + std::to_string(inDevice) +
-                        " and recvbuff on device " + std::to_string(outDevice) +
-                        "; both must be on one device");
-  auto call = std::make_shared<StagedCall>();
-  call->m = m;
-  call->device = inDevice >= 0 ? inDevice : outDevice;
-  if (order && call->device >= 0 && call->device != order->device())
-    return notSupported("the buffers are on CUDA device " + std::to_string(call->device) +
-                        " but the stream is bound to a CUDA stream of device " +
-                        std::to_string(order->device()));
-  BRAID_RETURN_IF_ERROR(plan(request, inDevice, outDevice, call.get()));
+namespace {
+
+// Runs the call now (stream == nullptr) or queues it; see launchStaged.
+Status launchCall(const std::shared_ptr<Communicator>& comm, Stream* stream, CudaStreamOrder* order,
+                  const std::shared_ptr<StagedCall>& call) {
   BRAID_RETURN_IF_ERROR(call->acquire());
   if (stream == nullptr) return call->run(*comm, nullptr);
-
   if (order) {
     if (call->aBytes) BRAID_RETURN_IF_ERROR(order->stagingFor(0, call->aBytes, &call->a));
     if (call->bBytes) BRAID_RETURN_IF_ERROR(order->stagingFor(1, call->bBytes, &call->b));
@@ -322,12 +307,88 @@ Status launchStaged(const std::shared_ptr<Communicator>& comm, Stream* stream, C
   tickets.reserve(call->pieces.size());
   for (Piece& p : call->pieces) tickets.push_back(comm->takeTicket(p.op));
   const uint32_t sequence = call->sequence;
-  stream->enqueue([comm, call, tickets = std::move(tickets)]() mutable {
-    Status s = call->run(*comm, tickets.data());
-    call.reset();  // back to the pools before the stream reports idle
+  stream->enqueue([comm, queued = call, tickets = std::move(tickets)]() mutable {
+    Status s = queued->run(*comm, tickets.data());
+    queued.reset();  // back to the pools before the stream reports idle
     return s;
   });
   return order ? order->holdStream(sequence) : Status::ok();
+}
+
+Status checkDevices(int inDevice, int outDevice, const CudaStreamOrder* order) {
+  if (inDevice >= 0 && outDevice >= 0 && inDevice != outDevice)
+    return notSupported("sendbuff is on CUDA device " + std::to_string(inDevice) +
+                        " and recvbuff on device " + std::to_string(outDevice) +
+                        "; both must be on one device");
+  const int device = inDevice >= 0 ? inDevice : outDevice;
+  if (order && device >= 0 && device != order->device())
+    return notSupported("the buffers are on CUDA device " + std::to_string(device) +
+                        " but the stream is bound to a CUDA stream of device " +
+                        std::to_string(order->device()));
+  return Status::ok();
+}
+
+}  // namespace
+
+struct GroupStaging {
+  int device = -1;
+  std::vector<std::shared_ptr<PinnedBlock>> blocks;
+  std::vector<Copy> down, up;
+};
+
+Status launchStaged(const std::shared_ptr<Communicator>& comm, Stream* stream, CudaStreamOrder* order,
+                    StagingRequest&& request) {
+  const kernels::DeviceModule* m = kernels::deviceModule();
+  if (m == nullptr) return notSupported("device buffers: " + kernels::deviceUnavailableReason());
+  const int inDevice = request.inputBytes ? kernels::deviceOfPointer(request.input) : -1;
+  const int outDevice = request.outputBytes ? kernels::deviceOfPointer(request.output) : -1;
+  BRAID_RETURN_IF_ERROR(checkDevices(inDevice, outDevice, order));
+  auto call = std::make_shared<StagedCall>();
+  call->m = m;
+  call->device = inDevice >= 0 ? inDevice : outDevice;
+  // A group member is fused with the others at braidGroupEnd: one op, its
+  // staging taken now on the calling thread, its copies run around the
+  // fused op (launchStagedGroup).
+  const bool member = inGroup();
+  BRAID_RETURN_IF_ERROR(plan(request, inDevice, outDevice, !member, call.get()));
+  if (!member) return launchCall(comm, stream, order, call);
+  BRAID_RETURN_IF_ERROR(call->takeStaging());
+  Piece& piece = call->pieces.front();
+  std::shared_ptr<GroupStaging> staging;
+  if (call->device >= 0) {
+    staging = std::make_shared<GroupStaging>();
+    staging->device = call->device;
+    for (auto& block : {call->a, call->b})
+      if (block) staging->blocks.push_back(block);
+    staging->down = std::move(piece.down);
+    staging->up = std::move(piece.up);
+  }
+  return launch(comm, stream, std::move(piece.op), std::move(staging));
+}
+
+Status launchStagedGroup(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& fused,
+                         const std::vector<std::shared_ptr<GroupStaging>>& members) {
+  const kernels::DeviceModule* m = kernels::deviceModule();
+  if (m == nullptr) return notSupported("device buffers: " + kernels::deviceUnavailableReason());
+  CudaStreamOrder* order = stream ? stream->cudaOrder() : nullptr;
+  auto call = std::make_shared<StagedCall>();
+  call->m = m;
+  call->pieces.resize(1);
+  Piece& piece = call->pieces.front();
+  piece.op = std::move(fused);
+  for (const std::shared_ptr<GroupStaging>& g : members) {
+    if (!g) continue;
+    if (call->device >= 0 && g->device != call->device)
+      return notSupported("braidGroupEnd: the group's device buffers are on CUDA devices " +
+                          std::to_string(call->device) + " and " + std::to_string(g->device) +
+                          "; one group stages through one device");
+    BRAID_RETURN_IF_ERROR(checkDevices(g->device, -1, order));
+    call->device = g->device;
+    call->held.insert(call->held.end(), g->blocks.begin(), g->blocks.end());
+    piece.down.insert(piece.down.end(), g->down.begin(), g->down.end());
+    piece.up.insert(piece.up.end(), g->up.begin(), g->up.end());
+  }
+  return launchCall(comm, stream, order, call);
 }
 
 }  // namespace braid::core

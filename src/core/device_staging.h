@@ -102,8 +102,19 @@ bool needsStaging(const void* input, const void* output, const CudaStreamOrder* 
 // Runs the call now (stream == nullptr) or queues it on stream (order: the
 // stream's CUDA binding, or nullptr). Fails without running anything when the
 // staging resources cannot be had; a CUDA failure once the op has started
-// aborts the communicator, since the peers already take part in it.
+// aborts the communicator, since the peers already take part in it. Inside
+// braidGroupStart/End the call joins the group (launch.h) with its staging
+// taken now, and runs at groupEnd through launchStagedGroup.
 Status launchStaged(const std::shared_ptr<Communicator>& comm, Stream* stream, CudaStreamOrder* order,
                     StagingRequest&& request);
+
+// What a group member staged: its page-locked blocks and the copies to run
+// before and after the group's fused op.
+struct GroupStaging;
+
+// A group's fused op whose members staged device buffers (null entries:
+// members on host memory), or whose stream is bound to CUDA.
+Status launchStagedGroup(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& fused,
+                         const std::vector<std::shared_ptr<GroupStaging>>& members);
 
 }  // namespace braid::core

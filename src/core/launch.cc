@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/hot_thread_local.h"
+#include "core/device_staging.h"
 
 namespace braid::core {
 namespace {
@@ -13,6 +14,7 @@ struct Pending {
   std::shared_ptr<Communicator> comm;
   Stream* stream;
   Op op;
+  std::shared_ptr<GroupStaging> staging;  // device buffers staged for this member
 };
 
 // Depth of braidGroupStart nesting, read by every call; the ops a group holds.
@@ -74,12 +76,13 @@ bool inGroup() { return tlsGroupDepth > 0; }
 
 void groupStart() { tlsGroupDepth++; }
 
-Status launch(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
+Status launch(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op,
+              std::shared_ptr<GroupStaging> staging) {
   // `comm` is the handle's own reference, which stays while the call runs
   // (the C entry point pins the handle: api::CommPin), so an inline op needs
   // no reference of its own; a queued op's closure and a group take one.
   if (inGroup()) {
-    tlsGroupPending.push_back({comm, stream, std::move(op)});
+    tlsGroupPending.push_back({comm, stream, std::move(op), std::move(staging)});
     return Status::ok();
   }
   if (isSelf(op, comm->rank(), algo::StepKind::kSend) || isSelf(op, comm->rank(), algo::StepKind::kRecv))
@@ -113,7 +116,13 @@ Status groupEnd() {
   // communicators still run so that their peers are not left waiting.
   Status first;
   for (auto& [members, fused] : launches) {
-    Status s = runNow(members.front()->comm, members.front()->stream, std::move(fused));
+    std::vector<std::shared_ptr<GroupStaging>> staged;
+    for (Pending* p : members)
+      if (p->staging) staged.push_back(p->staging);
+    Stream* stream = members.front()->stream;
+    Status s = !staged.empty() || (stream && stream->cudaOrder())
+                   ? launchStagedGroup(members.front()->comm, stream, std::move(fused), staged)
+                   : runNow(members.front()->comm, stream, std::move(fused));
     if (first.isOk() && !s.isOk()) first = s;
   }
   return first;

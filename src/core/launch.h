@@ -14,7 +14,11 @@ namespace braid::core {
 
 // Runs or queues `op`. stream == nullptr: runs now and returns its result.
 // Inside a group: queued until the outermost groupEnd().
-Status launch(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op);
+// staging: what a group member staged of device buffers (device_staging.h),
+// run around the group's fused op.
+struct GroupStaging;
+Status launch(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op,
+              std::shared_ptr<GroupStaging> staging = nullptr);
 
 // Point-to-point ops with a peer equal to the own rank are only valid inside a
 // group, where they are paired with the matching self receive as a copy.

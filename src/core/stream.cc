@@ -1,6 +1,7 @@
 #include "core/stream.h"
 
 #include "core/communicator.h"
+#include "core/device_staging.h"
 #include "core/engine_thread.h"
 
 namespace braid::core {
@@ -15,6 +16,8 @@ Stream::~Stream() {
   }
   worker_.join();
 }
+
+void Stream::bindCuda(std::unique_ptr<CudaStreamOrder> order) { cudaOrder_ = std::move(order); }
 
 void Stream::enqueue(std::shared_ptr<Communicator> comm, uint64_t ticket, Op&& op) {
   Work work;

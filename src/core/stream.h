@@ -23,6 +23,7 @@
 namespace braid::core {
 
 class Communicator;
+class CudaStreamOrder;
 
 class Stream {
  public:
@@ -40,6 +41,10 @@ class Stream {
   Status synchronize();
   // Ok when idle, InProgress while work is queued or running, else the error.
   Status query();
+  // A stream bound to a CUDA stream (braidStreamWrapCuda) holds the binding,
+  // which its queued ops use until the destructor has run them.
+  void bindCuda(std::unique_ptr<CudaStreamOrder> order);
+  CudaStreamOrder* cudaOrder() const { return cudaOrder_.get(); }
 
  private:
   void loop();
@@ -60,6 +65,7 @@ class Stream {
   bool running_ = false;  // an item is executing
   bool stopping_ = false;
   Status firstError_;
+  std::unique_ptr<CudaStreamOrder> cudaOrder_;
   std::thread worker_;
 };
 
