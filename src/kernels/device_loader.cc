@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <optional>
+#include <vector>
 
 #include "base/env.h"
 #include "base/log.h"
@@ -46,13 +47,29 @@ Loaded load() {
     out.why = "no NVIDIA driver on this host (/dev/nvidiactl and /proc/driver/nvidia are missing)";
     return out;
   }
-  std::string path = chosen ? *configured : ownDirectory() + kDeviceModuleFileName;
+  // Where to look: next to libbraid.so; for a tool that links braid
+  // statically (braid-info), the lib/ beside its bin/ once installed, and the
+  // top of the build tree two folders up; then the loader's search path.
+  std::vector<std::string> candidates;
+  if (chosen) {
+    candidates.push_back(*configured);
+  } else {
+    const std::string own = ownDirectory();
+    for (const char* relative : {"", "../lib/", "../../"})
+      candidates.push_back(own + relative + kDeviceModuleFileName);
+    candidates.push_back(kDeviceModuleFileName);
+  }
   // RTLD_LOCAL: the CUDA runtime stays private to the module.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr && !chosen) handle = dlopen(kDeviceModuleFileName, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
+  void* handle = nullptr;
+  std::string path, firstError;
+  for (const std::string& candidate : candidates) {
+    path = candidate;
+    if ((handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
     const char* err = dlerror();
-    out.why = std::string("the CUDA module could not be loaded (") + (err ? err : path) + ")";
+    if (firstError.empty()) firstError = err ? err : path;
+  }
+  if (handle == nullptr) {
+    out.why = "the CUDA module could not be loaded (" + firstError + ")";
     return out;
   }
   auto entry = reinterpret_cast<DeviceModuleEntry>(dlsym(handle, kDeviceModuleEntryName));
