@@ -53,9 +53,9 @@ struct StagedCall {
   std::vector<Piece> pieces;
   // The staging areas. The pieces are built over stand-in addresses
   // (kStandInA / kStandInB) and rebased onto the blocks when the call runs,
-  // so that calls queued on a stream hold no page-locked memory.
+  // so that the calls queued on a stream can share one block.
   size_t aBytes = 0, bBytes = 0;
-  std::shared_ptr<PinnedBlock> a, b;  // a CUDA-bound stream's are taken at enqueue
+  std::shared_ptr<PinnedBlock> a, b;               // a stream's are taken at enqueue (StreamStaging)
   std::vector<std::shared_ptr<PinnedBlock>> held;  // a group's members' staging
   void* downStream = nullptr;
   void* upStream = nullptr;
@@ -249,12 +249,13 @@ Status CudaStreamOrder::create(const kernels::DeviceModule& m, void* cudaStream,
 
 CudaStreamOrder::~CudaStreamOrder() { releaseFlag(flag_); }
 
-Status CudaStreamOrder::stagingFor(int which, size_t bytes, std::shared_ptr<PinnedBlock>* out) {
-  std::lock_guard<std::mutex> lock(stagingMu_);
-  std::shared_ptr<PinnedBlock>& mine = staging_[which];
+Status StreamStaging::take(const kernels::DeviceModule& m, int which, size_t bytes,
+                           std::shared_ptr<PinnedBlock>* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<PinnedBlock>& mine = blocks_[which];
   if (!mine || mine->capacity() < bytes) {
     auto bigger = std::make_shared<PinnedBlock>();
-    BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(m_, bytes, bigger.get()));
+    BRAID_RETURN_IF_ERROR(PinnedBlock::acquire(m, bytes, bigger.get()));
     mine = std::move(bigger);  // ops queued earlier keep the old one alive
   }
   *out = mine;
@@ -297,9 +298,9 @@ Status launchCall(const std::shared_ptr<Communicator>& comm, Stream* stream, Cud
                   const std::shared_ptr<StagedCall>& call) {
   BRAID_RETURN_IF_ERROR(call->acquire());
   if (stream == nullptr) return call->run(*comm, nullptr);
+  if (call->aBytes) BRAID_RETURN_IF_ERROR(stream->staging().take(*call->m, 0, call->aBytes, &call->a));
+  if (call->bBytes) BRAID_RETURN_IF_ERROR(stream->staging().take(*call->m, 1, call->bBytes, &call->b));
   if (order) {
-    if (call->aBytes) BRAID_RETURN_IF_ERROR(order->stagingFor(0, call->aBytes, &call->a));
-    if (call->bBytes) BRAID_RETURN_IF_ERROR(order->stagingFor(1, call->bBytes, &call->b));
     BRAID_RETURN_IF_ERROR(order->markReady(&call->ready, &call->sequence));
     call->order = order;
   }

@@ -55,13 +55,6 @@ class CudaStreamOrder {
   Status holdStream(uint32_t sequence);
   // On the worker, when the op is over.
   void release(uint32_t sequence);
-  // Page-locked staging of at least `bytes` for an op queued on this stream
-  // (which = 0 or 1: the call's two areas), taken on the enqueueing thread.
-  // The worker must not allocate: a user thread blocked in a CUDA call that
-  // waits for this stream could hold what the allocation needs, while the
-  // stream waits for the worker. The stream's ops run one at a time, so they
-  // share these; one queued before a larger one keeps its smaller block.
-  Status stagingFor(int which, size_t bytes, std::shared_ptr<PinnedBlock>* out);
 
  private:
   CudaStreamOrder(const kernels::DeviceModule& m, void* stream, int device, uint32_t* flag)
@@ -71,8 +64,23 @@ class CudaStreamOrder {
   const int device_;
   uint32_t* const flag_;
   std::atomic<uint32_t> issued_;
-  std::mutex stagingMu_;
-  std::shared_ptr<PinnedBlock> staging_[2];  // guarded by stagingMu_
+};
+
+// Page-locked staging that the ops queued on one stream share (they run one
+// at a time), taken on the enqueueing thread. A stream's worker never
+// allocates: a user thread blocked in a CUDA call (a pageable copy,
+// cudaStreamSynchronize) behind a bound stream's wait could hold what the
+// allocation needs while that stream waits for the worker, directly or
+// through the communicator's op order. An op queued before a larger one
+// keeps its smaller block alive until it has run.
+class StreamStaging {
+ public:
+  // which: the call's first or second staging area.
+  Status take(const kernels::DeviceModule& m, int which, size_t bytes, std::shared_ptr<PinnedBlock>* out);
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<PinnedBlock> blocks_[2];  // guarded by mu_
 };
 
 struct StagingRequest {

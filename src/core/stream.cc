@@ -6,7 +6,7 @@
 
 namespace braid::core {
 
-Stream::Stream() : worker_([this] { loop(); }) {}
+Stream::Stream() : staging_(std::make_unique<StreamStaging>()), worker_([this] { loop(); }) {}
 
 Stream::~Stream() {
   {

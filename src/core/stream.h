@@ -24,6 +24,7 @@ namespace braid::core {
 
 class Communicator;
 class CudaStreamOrder;
+class StreamStaging;
 
 class Stream {
  public:
@@ -45,6 +46,8 @@ class Stream {
   // which its queued ops use until the destructor has run them.
   void bindCuda(std::unique_ptr<CudaStreamOrder> order);
   CudaStreamOrder* cudaOrder() const { return cudaOrder_.get(); }
+  // Staging memory for device buffers, shared by this stream's ops.
+  StreamStaging& staging() { return *staging_; }
 
  private:
   void loop();
@@ -66,6 +69,7 @@ class Stream {
   bool stopping_ = false;
   Status firstError_;
   std::unique_ptr<CudaStreamOrder> cudaOrder_;
+  std::unique_ptr<StreamStaging> staging_;
   std::thread worker_;
 };
 
