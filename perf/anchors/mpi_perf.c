@@ -146,6 +146,17 @@ int main(int argc, char** argv) {
     printf("#%11s %12s %8s %6s %6s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
            "(GB/s)", "");
   }
+  /* As nccl-tests (and braid-perf): one untimed round at the largest size first. */
+  size_t largest = 0;
+  for (size_t bytes = minb; bytes <= maxb; bytes *= (size_t)factor) {
+    const size_t per = whole(c) ? bytes / sizeof(float) : bytes / sizeof(float) / n;
+    if (per > 0 && per <= INT_MAX) largest = per;
+  }
+  if (largest > 0 && warmup > 0) {
+    double ignored = 0;
+    (void)measure(c, rank, n, largest, 1, warmup, &ignored);
+    if (rank == 0) printf("# warmed up: %d calls at %zu elements before the sweep\n", warmup, largest);
+  }
   double busSum = 0;
   int points = 0, anyWrong = 0;
   for (size_t bytes = minb; bytes <= maxb; bytes *= (size_t)factor) {

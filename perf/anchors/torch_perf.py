@@ -290,6 +290,18 @@ def main(argv, backend, description):
         title = f"{prog} {coll}, {n} ranks, float sum, torch {torch.__version__}{suffix}"
         print("\n".join(header_lines(title, events)), flush=True)
     any_wrong = False
+    # As nccl-tests (and braid-perf): one untimed round at the largest size first.
+    largest, size = 0, parse_size(args.minbytes)
+    while size <= parse_size(args.maxbytes):
+        per = size // 4 if whole(coll) else size // 4 // n
+        largest = per if per > 0 else largest
+        size *= args.stepfactor
+    if largest > 0 and args.warmup_iters > 0:
+        case = Case(torch, dist, coll, rank, n, largest, device)
+        measure(case, clock, 1, args.warmup_iters, device)
+        del case
+        if rank == 0:
+            print(f"# warmed up: {args.warmup_iters} calls at {largest} elements before the sweep", flush=True)
     size = parse_size(args.minbytes)
     while size <= parse_size(args.maxbytes):
         per = size // 4 if whole(coll) else size // 4 // n

@@ -151,6 +151,20 @@ int run(PerfOptions& opts) {
     ops.push_back(std::nullopt);
   }
 
+  // As nccl-tests: one untimed round at the largest size before the sweep,
+  // so that the first sizes do not pay for first touches (buffers, staging,
+  // connections' large-message paths) that later ones find done.
+  if (!quantized && !sizes.empty() && opts.warmupIters > 0) {
+    const ValuePlan plan = makePlan(opts.types.front(), ops.front(), ctx.nranks);
+    const Layout layout = coll.layout(sizes.back(), typeInfo(plan.type).size, ctx.nranks, ctx.rank);
+    PerfOptions warm = opts;
+    warm.iters = 1;
+    warm.check = false;
+    (void)runCell(ctx, warm, layout, plan, false, buffers);
+    if (root0)
+      std::printf("# warmed up: %d calls at %zu bytes before the sweep\n", opts.warmupIters, layout.bytes);
+  }
+
   int64_t failedChecks = 0;
   double busBwSum = 0;
   int busBwCount = 0;
