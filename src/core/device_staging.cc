@@ -1,9 +1,11 @@
 #include "core/device_staging.h"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "base/env.h"
+#include "base/log.h"
 #include "core/device_pools.h"
 #include "core/launch.h"
 #include "kernels/device_loader.h"
@@ -31,6 +33,33 @@ size_t pieceElements(size_t bytes, size_t elementSize) {
 // above any user-space mapping, so never confused with a user's buffer.
 uint8_t* const kStandInA = reinterpret_cast<uint8_t*>(uintptr_t{1} << 62);
 uint8_t* const kStandInB = reinterpret_cast<uint8_t*>(uintptr_t{3} << 61);
+
+// Time per phase of one staged call, only when asked (a clock read costs).
+class PhaseClock {
+ public:
+  enum Phase { kSetup, kCopyDown, kCollective, kCopyUp, kPhases };
+  explicit PhaseClock(bool on) : on_(on) {
+    if (on_) last_ = std::chrono::steady_clock::now();
+  }
+  void lap(Phase phase) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    us_[phase] += std::chrono::duration<double, std::micro>(now - last_).count();
+    last_ = now;
+  }
+  void report(size_t pieces) const {
+    if (on_)
+      BRAID_TRACE(
+          "staged call, %zu piece(s): setup %.1f us, copy-down waits %.1f us, collectives %.1f us, "
+          "copy-up %.1f us",
+          pieces, us_[kSetup], us_[kCopyDown], us_[kCollective], us_[kCopyUp]);
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point last_;
+  double us_[kPhases] = {};
+};
 
 struct Copy {
   void* dst = nullptr;
@@ -112,6 +141,10 @@ struct StagedCall {
   Status run(Communicator& comm, const uint64_t* tickets) {
     Status first;
     bool aborted = false;
+    // Where a staged call's time goes, at BRAID_DEBUG=TRACE: setup and the
+    // wait for the bound stream, waits for copy-downs, the collectives, the
+    // final copy-up.
+    PhaseClock clock(log::enabled(log::Level::kTrace));
     auto cudaFailed = [&](int err, const char* what) {
       if (first.isOk()) first = cudaFailure(*m, err, what);
       if (!aborted) comm.abort();  // the peers are in the op already: fail it everywhere
@@ -137,6 +170,7 @@ struct StagedCall {
     if (order && first.isOk())
       if (int err = m->eventSynchronize(ready); err != 0)
         cudaFailed(err, "waiting for the CUDA stream's earlier work");
+    clock.lap(PhaseClock::kSetup);
     for (Piece& p : pieces) {
       if (!first.isOk() || p.down.empty()) continue;
       for (const Copy& c : p.down)
@@ -151,8 +185,10 @@ struct StagedCall {
       if (first.isOk() && !p.down.empty())
         if (int err = m->eventSynchronize(p.copied); err != 0)
           cudaFailed(err, "copying device input to host staging");
+      clock.lap(PhaseClock::kCopyDown);
       // Every ticket is consumed, failed or not; after an abort each returns at once.
       Status s = tickets ? comm.run(tickets[k], p.op) : comm.runInline(p.op);
+      clock.lap(PhaseClock::kCollective);
       if (!s.isOk()) {
         if (first.isOk()) first = s;
         continue;
@@ -171,7 +207,9 @@ struct StagedCall {
     if (downStream)
       if (int err = m->synchronize(downStream); err != 0 && first.isOk())
         cudaFailed(err, "copying device input to host staging");
+    clock.lap(PhaseClock::kCopyUp);
     if (order) order->release(sequence);
+    clock.report(pieces.size());
     return first;
   }
 };
