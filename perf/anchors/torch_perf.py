@@ -26,6 +26,8 @@ import os
 import sys
 import time
 
+from parse import bus_factor, parse_size  # the sibling module, shared with compare.py
+
 EXIT_UNSUPPORTED = 3
 COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast")
 # What each backend lacks (the program says so and exits EXIT_UNSUPPORTED).
@@ -33,22 +35,6 @@ UNSUPPORTED = {
     "gloo": {"reducescatter": "torch.distributed's gloo backend has no reduce_scatter"},
     "nccl": {},
 }
-
-
-def parse_size(text):
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    suffix = text[-1:].upper()
-    if suffix in units:
-        return int(float(text[:-1]) * units[suffix])
-    return int(float(text))
-
-
-def bus_factor(coll, n):
-    if coll == "allreduce":
-        return 2.0 * (n - 1) / n
-    if coll in ("allgather", "reducescatter", "alltoall"):
-        return (n - 1) / n
-    return 1.0
 
 
 def whole(coll):
@@ -290,30 +276,28 @@ def main(argv, backend, description):
         title = f"{prog} {coll}, {n} ranks, float sum, torch {torch.__version__}{suffix}"
         print("\n".join(header_lines(title, events)), flush=True)
     any_wrong = False
-    # As nccl-tests (and braid-perf): one untimed round at the largest size first.
-    largest, size = 0, parse_size(args.minbytes)
-    while size <= parse_size(args.maxbytes):
-        per = size // 4 if whole(coll) else size // 4 // n
-        largest = per if per > 0 else largest
-        size *= args.stepfactor
-    if largest > 0 and args.warmup_iters > 0:
-        case = Case(torch, dist, coll, rank, n, largest, device)
-        measure(case, clock, 1, args.warmup_iters, device)
-        del case
-        if rank == 0:
-            print(f"# warmed up: {args.warmup_iters} calls at {largest} elements before the sweep", flush=True)
-    size = parse_size(args.minbytes)
+    # Elements per rank of every size swept (sizes that move nothing are left out).
+    pers, size = [], parse_size(args.minbytes)
     while size <= parse_size(args.maxbytes):
         per = size // 4 if whole(coll) else size // 4 // n
         if per > 0:
-            case = Case(torch, dist, coll, rank, n, per, device)
-            us, event_us, wrong = measure(case, clock, args.iters, args.warmup_iters, device)
-            del case  # free this size's buffers before the next, larger one
-            size_bytes = (per if whole(coll) else per * n) * 4
-            if rank == 0:
-                print(row_line(size_bytes, per, us, bus_factor(coll, n), wrong, event_us), flush=True)
-            any_wrong = any_wrong or wrong != 0
+            pers.append(per)
         size *= args.stepfactor
+    # As nccl-tests (and braid-perf): one untimed round at the largest size first.
+    if pers and args.warmup_iters > 0:
+        case = Case(torch, dist, coll, rank, n, pers[-1], device)
+        measure(case, clock, 1, args.warmup_iters, device)
+        del case
+        if rank == 0:
+            print(f"# warmed up: {args.warmup_iters} calls at {pers[-1]} elements before the sweep", flush=True)
+    for per in pers:
+        case = Case(torch, dist, coll, rank, n, per, device)
+        us, event_us, wrong = measure(case, clock, args.iters, args.warmup_iters, device)
+        del case  # free this size's buffers before the next, larger one
+        size_bytes = (per if whole(coll) else per * n) * 4
+        if rank == 0:
+            print(row_line(size_bytes, per, us, bus_factor(coll, n), wrong, event_us), flush=True)
+        any_wrong = any_wrong or wrong != 0
     clock.barrier()
     dist.destroy_process_group()
     return 1 if any_wrong else 0
