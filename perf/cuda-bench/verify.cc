@@ -8,6 +8,7 @@
 
 #include "base/types.h"
 #include "buffers.h"
+#include "exhaustive.h"
 #include "kernels/convert.h"
 #include "kernels/reduce.h"
 
@@ -202,12 +203,31 @@ bool fromDevice(VerifyLog& log, cudaStream_t s, std::vector<uint8_t>& dst, const
          log.check(cudaStreamSynchronize(s), "copy from the device");
 }
 
+// The module's conversions over every input; false on any difference.
+bool verifyConversions(cudaStream_t s, VerifyLog& log) {
+  cudaError_t err = cudaSuccess;
+  const std::vector<ConversionCheck> checks = checkConversionsExhaustively(s, &err);
+  if (!log.check(err, "exhaustive conversion check")) return false;
+  bool ok = true;
+  for (const ConversionCheck& c : checks) {
+    std::printf("%-12s all %llu inputs: %llu differ", c.name.c_str(), (unsigned long long)c.inputs,
+                (unsigned long long)c.mismatches);
+    if (c.mismatches)
+      std::printf(" (first: input 0x%08x gives 0x%08x, reference 0x%08x)", c.firstInput, c.gotBits,
+                  c.wantBits);
+    std::printf("\n");
+    ok = ok && c.mismatches == 0;
+  }
+  return ok;
+}
+
 bool verifyAll(const kernels::DeviceModule& m, cudaStream_t s) {
   VerifyLog log;
+  const bool conversions = verifyConversions(s, log);
   verifyReduce(m, s, log);
   if (!log.broken()) verifyDivide(m, s, log);
   if (!log.broken()) verifyCodecs(m, s, log);
-  return log.finish();
+  return log.finish() && conversions;
 }
 
 }  // namespace braid::cudabench

@@ -1,6 +1,8 @@
 // Wire codecs on device memory (codec.h's formats and layout), built from the
-// CPU's own per-element code (codec_scalar.h, convert_impl.h), so the bytes on
-// the wire and the decoded values are those the host codecs produce.
+// CPU's own per-element code (codec_scalar.h) with the narrow conversions done
+// by the device's instructions (convert_fast.h, patched to convert_impl.h's
+// bits), so the bytes on the wire and the decoded values are those the host
+// codecs produce.
 //
 // fp16 / bf16: launch.h's element-wise kernel (16-byte vectors where the
 // pointers allow, one element at a time elsewhere).
@@ -18,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/codec_scalar.h"
+#include "kernels/cuda/convert_fast.h"
 #include "kernels/cuda/launch.h"
 
 namespace braid::kernels::cuda {
@@ -33,14 +36,12 @@ struct DevBf16 {
   __device__ static float load(uint16_t v) { return HostBf16::load(v); }
   __device__ static uint16_t store(float v) { return HostBf16::store(v); }
 };
-// The decode tables of the host are host memory: decode arithmetically (the
-// tables are built from this same function).
-struct DevE4m3 {
-  using Format = E4m3Format;
+// The fp8 wires: the host's maxima, the device's conversions (the host's
+// decode tables are host memory, and hold these same values).
+struct DevE4m3 : FastE4m3 {
   static constexpr int kMaxExp = E4m3Wire::kMaxExp;
 };
-struct DevE5m2 {
-  using Format = E5m2Format;
+struct DevE5m2 : FastE5m2 {
   static constexpr int kMaxExp = E5m2Wire::kMaxExp;
 };
 
@@ -79,16 +80,34 @@ int launchMap(const void* src, void* dst, size_t n, F f, cudaStream_t s) {
   return launchElementwise(E{static_cast<const In*>(src), static_cast<Out*>(dst), f}, n, split, s);
 }
 
+// codec_scalar.h's encodeHalfWire with the device's conversion.
 template <class Host>
 struct EncodeHalf {
   float scale;
-  __device__ uint16_t operator()(typename Host::T x) const { return encodeHalfWire(Host::load(x), scale); }
+  __device__ uint16_t operator()(typename Host::T v) const {
+    const float x = Host::load(v);
+    float y = x * scale;
+    if (isFiniteBits(bitsOf(x))) y = clampTo(y, kHalfMax);
+    return fastEncodeHalf(y);
+  }
 };
+// decodeHalfWire: value / scale. A division costs the device a dozen
+// instructions; for a power-of-two scale (the usual loss scales) the product
+// with its reciprocal is the same real number, hence the same rounded bits.
 template <class Host>
 struct DecodeHalf {
-  float scale;
-  __device__ typename Host::T operator()(uint16_t h) const { return Host::store(decodeHalfWire(h, scale)); }
+  float scale, reciprocal;  // reciprocal: 0 unless scale is a power of two
+  __device__ typename Host::T operator()(uint16_t h) const {
+    const float q = fastDecodeHalf(h);
+    return Host::store(reciprocal != 0.0f ? q * reciprocal : q / scale);
+  }
 };
+// 1 / scale where that is exact and scale is a normal power of two, else 0.
+float powerOfTwoReciprocal(float scale) {
+  const uint32_t x = bitsOf(scale);
+  const uint32_t e = (x >> 23) & 0xFFu;
+  return (x & 0x807FFFFFu) == 0 && e != 0 && e != 0xFFu ? 1.0f / scale : 0.0f;
+}
 template <class Host>
 struct EncodeBf16 {
   __device__ uint16_t operator()(typename Host::T x) const { return encodeBf16Wire(Host::load(x)); }
@@ -161,11 +180,11 @@ __global__ void __launch_bounds__(kBlockThreads)
         Pack<uint8_t, kRun> codes;
 #pragma unroll
         for (int r = 0; r < kRun; ++r)
-          codes.v[r] = static_cast<uint8_t>(Wire::Format::encode(bitsOf(Host::load(v.v[r]) * mul)));
+          codes.v[r] = Wire::encode(Host::load(v.v[r]) * mul);
         storePack(out + 4 + i, codes);
       } else {
         for (size_t j = i; j < count; ++j)
-          out[4 + j] = static_cast<uint8_t>(Wire::Format::encode(bitsOf(Host::load(in[j]) * mul)));
+          out[4 + j] = Wire::encode(Host::load(in[j]) * mul);
       }
     }
   }
@@ -190,11 +209,11 @@ __global__ void __launch_bounds__(kBlockThreads)
         Pack<T, kRun> v;
 #pragma unroll
         for (int r = 0; r < kRun; ++r)
-          v.v[r] = Host::store(scaleDecoded(Wire::Format::decode(codes.v[r]), scale));
+          v.v[r] = Host::store(scaleDecoded(Wire::decode(codes.v[r]), scale));
         storePack(out + i, v);
       } else {
         for (size_t j = i; j < count; ++j)
-          out[j] = Host::store(scaleDecoded(Wire::Format::decode(in[4 + j]), scale));
+          out[j] = Host::store(scaleDecoded(Wire::decode(in[4 + j]), scale));
       }
     }
   }
@@ -245,14 +264,14 @@ __global__ void encodeFp8Kernel(const typename Host::T* src, size_t n, uint32_t 
   if (threadIdx.x == 0) storeScale(out, powerOfTwo(-k));
   const float mul = powerOfTwo(k);
   for (size_t i = threadIdx.x; i < count; i += blockDim.x)
-    out[4 + i] = static_cast<uint8_t>(Wire::Format::encode(bitsOf(Host::load(src[begin + i]) * mul)));
+    out[4 + i] = Wire::encode(Host::load(src[begin + i]) * mul);
 }
 
 template <class Host, class Wire>
 __global__ void decodeFp8Kernel(const uint8_t* src, size_t n, uint32_t blockSize, typename Host::T* dst) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
     const size_t block = i / blockSize, at = block * (size_t(blockSize) + 4);
-    const float q = Wire::Format::decode(src[at + 4 + i % blockSize]);
+    const float q = Wire::decode(src[at + 4 + i % blockSize]);
     dst[i] = Host::store(scaleDecoded(q, loadScale(src + at)));
   }
 }
@@ -312,7 +331,7 @@ int decodeAs(const DeviceCodec& p, const void* src, size_t n, void* dst, cudaStr
   T* out = static_cast<T*>(dst);
   if ((p.format == 2 || p.format == 3) && p.blockSize == 0) return static_cast<int>(cudaErrorInvalidValue);
   switch (p.format) {
-    case 0: return launchMap<uint16_t, T>(src, dst, n, DecodeHalf<Host>{p.lossScale}, s);
+    case 0: return launchMap<uint16_t, T>(src, dst, n, DecodeHalf<Host>{p.lossScale, powerOfTwoReciprocal(p.lossScale)}, s);
     case 1: return launchMap<uint16_t, T>(src, dst, n, DecodeBf16<Host>{}, s);
     case 2: return decodeFp8<Host, DevE4m3>(static_cast<const uint8_t*>(src), n, p.blockSize, out, s);
     case 3: return decodeFp8<Host, DevE5m2>(static_cast<const uint8_t*>(src), n, p.blockSize, out, s);

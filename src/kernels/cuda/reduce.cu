@@ -1,9 +1,10 @@
 // Reductions on device memory, one grid-stride kernel per dtype x op. Each
 // element goes through exactly the scalar code of the CPU kernels
-// (reduce_ops.h for the operation, convert_impl.h for the narrow formats,
-// compiled here for the device with --expt-relaxed-constexpr), and the module
-// is built with -fmad=false and IEEE division, so a device reduction gives the
-// bits the host one gives. The loops are launch.h's element-wise kernel:
+// (reduce_ops.h for the operation, compiled here for the device with
+// --expt-relaxed-constexpr) and the narrow formats through the device's
+// conversion instructions, patched to convert_impl.h's bits
+// (convert_fast.h); the module is built with -fmad=false and IEEE division,
+// so a device reduction gives the bits the host one gives. The loops are launch.h's element-wise kernel:
 // 16-byte vectors where the pointers allow, the scalar path elsewhere.
 // Aliasing: dst may equal a or b (each thread reads its elements before
 // writing them).
@@ -13,6 +14,7 @@
 #include <type_traits>
 
 #include "kernels/convert_impl.h"
+#include "kernels/cuda/convert_fast.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/reduce_ops.h"
 
@@ -28,8 +30,8 @@ struct Plain {
 };
 struct Half {
   using Storage = uint16_t;
-  __device__ static float load(uint16_t v) { return decodeHalf(v); }
-  __device__ static uint16_t store(float v) { return encodeHalf(v); }
+  __device__ static float load(uint16_t v) { return fastDecodeHalf(v); }
+  __device__ static uint16_t store(float v) { return fastEncodeHalf(v); }
 };
 struct Bf16 {
   using Storage = uint16_t;
@@ -40,7 +42,7 @@ template <class Format>
 struct Fp8 {
   using Storage = uint8_t;
   __device__ static float load(uint8_t v) { return Format::decode(v); }
-  __device__ static uint8_t store(float v) { return static_cast<uint8_t>(Format::encode(bitsOf(v))); }
+  __device__ static uint8_t store(float v) { return Format::encode(v); }
 };
 
 // dst = a op b. The per-element expression is the one the scalar kernel always
@@ -166,8 +168,8 @@ int reduce(void* d, const void* a, const void* b, size_t n, int dtype, int op, v
     case 7: return byOp<Plain<float>>(op, d, a, b, n, s);
     case 8: return byOp<Plain<double>>(op, d, a, b, n, s);
     case 9: return byOp<Bf16>(op, d, a, b, n, s);
-    case 10: return byOp<Fp8<E4m3Format>>(op, d, a, b, n, s);
-    case 11: return byOp<Fp8<E5m2Format>>(op, d, a, b, n, s);
+    case 10: return byOp<Fp8<FastE4m3>>(op, d, a, b, n, s);
+    case 11: return byOp<Fp8<FastE5m2>>(op, d, a, b, n, s);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }
@@ -186,8 +188,8 @@ int divide(void* p, size_t n, int dtype, uint64_t divisor, void* stream) {
     case 7: return launchDivide<DivideFloat<Plain<float>, float>>(p, n, divisor, s);
     case 8: return launchDivide<DivideFloat<Plain<double>, double>>(p, n, divisor, s);
     case 9: return launchDivide<DivideFloat<Bf16, float>>(p, n, divisor, s);
-    case 10: return launchDivide<DivideFloat<Fp8<E4m3Format>, float>>(p, n, divisor, s);
-    case 11: return launchDivide<DivideFloat<Fp8<E5m2Format>, float>>(p, n, divisor, s);
+    case 10: return launchDivide<DivideFloat<Fp8<FastE4m3>, float>>(p, n, divisor, s);
+    case 11: return launchDivide<DivideFloat<Fp8<FastE5m2>, float>>(p, n, divisor, s);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }
