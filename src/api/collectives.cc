@@ -5,6 +5,8 @@
 #include "api/exchange.h"
 #include "api/handles.h"
 #include "api/validate.h"
+#include "core/device_direct.h"
+#include "core/device_staging.h"
 #include "core/launch.h"
 #include "kernels/device_loader.h"
 
@@ -27,12 +29,40 @@ struct Extents {
   bool elementwise = false;
 };
 
+// An all-reduce of device buffers between ranks of one host, device to
+// device (core/device_direct.h), when the communicator can; *taken false:
+// stage it instead.
+Status launchDirect(braidComm_t comm, braidStream_t stream, core::CudaStreamOrder* order,
+                    const braid::algo::CollectiveArgs& args, const void* input, void* output, bool* taken) {
+  core::DirectAllReduce call;
+  call.input = input;
+  call.output = output;
+  call.count = args.count;
+  call.dtype = args.dtype;
+  call.op = args.op;
+  const int inDevice = braid::kernels::deviceOfPointer(input),
+            outDevice = braid::kernels::deviceOfPointer(output);
+  // Both sides on one device, or one side there (the other is host memory,
+  // which the copies in and out reach as well).
+  if (inDevice >= 0 && outDevice >= 0 && inDevice != outDevice) {
+    *taken = false;
+    return Status::ok();  // staging says why this is refused
+  }
+  call.device = inDevice >= 0 ? inDevice : outDevice;
+  return core::launchDirectAllReduce(comm->impl, stream ? &stream->stream : nullptr, order, call, taken);
+}
+
 // Builds and launches a collective whose checks passed.
 Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::algo::CollectiveArgs& args,
                         const void* input, void* output, Extents extents) {
   core::CudaStreamOrder* order = stream ? stream->stream.cudaOrder() : nullptr;
   if (__builtin_expect(braid::kernels::deviceModule() != nullptr, 0) &&
       core::needsStaging(extents.input ? input : nullptr, extents.output ? output : nullptr, order)) {
+    if (args.collective == Collective::kAllReduce && !args.quantized) {
+      bool direct = false;
+      BRAID_RETURN_IF_ERROR(launchDirect(comm, stream, order, args, input, output, &direct));
+      if (direct) return Status::ok();
+    }
     core::StagingRequest request;
     request.input = input;
     request.inputBytes = extents.input;

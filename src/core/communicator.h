@@ -49,6 +49,10 @@ class Bootstrap;
 }
 
 namespace braid::core {
+class DeviceDirect;  // device_direct.h
+}
+
+namespace braid::core {
 
 struct CommConfig {
   int timeoutMs = 300000;
@@ -112,6 +116,11 @@ class Communicator {
   bootstrap::Bootstrap& bootstrap() { return *bootstrap_; }
   uint32_t nextSplitSequence() { return splits_++; }
 
+  // The device-direct workspaces (device_direct.h), set up under the mutex by
+  // the first call that needs them; freed with the communicator.
+  std::mutex& deviceDirectMutex() { return deviceDirectMu_; }
+  std::shared_ptr<DeviceDirect>& deviceDirect() { return deviceDirect_; }
+
   // Writes the flight recorder as JSON to `path` ("" = the default file in
   // BRAID_TRACE_DIR, or the current directory).
   Status dumpTrace(const std::string& path) const;
@@ -155,6 +164,8 @@ class Communicator {
 
   const int nranks_, rank_;
   const CommConfig config_;
+  std::mutex deviceDirectMu_;
+  std::shared_ptr<DeviceDirect> deviceDirect_;  // guarded by deviceDirectMu_
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   Connections connections_;
   ExecutorMemory memory_;

@@ -21,7 +21,10 @@ namespace braid::kernels {
 // Bumped whenever the table changes shape; the loader refuses other versions
 // (a libbraid-cuda.so from another build must not be called through a
 // mismatched table).
-constexpr uint32_t kDeviceModuleAbi = 2;
+constexpr uint32_t kDeviceModuleAbi = 3;
+
+// cudaIpcMemHandle_t, carried as bytes between processes.
+constexpr size_t kIpcHandleBytes = 64;
 
 // codec.h's CodecParams as plain fields: format (WireFormat), hostType
 // (DataType: Float32 or Bfloat16), lossScale (fp16), blockSize (fp8). The
@@ -79,6 +82,14 @@ struct DeviceModule {
   // How streamWaitFlag waits in this process: "stream memory operation",
   // "host function", or "" before its first use.
   const char* (*flagWaitMechanism)();
+
+  // CUDA IPC, for ranks of one host that reach each other's device memory
+  // (core/device_direct.h). handle: kIpcHandleBytes for the allocation that
+  // starts at p (cudaIpcGetMemHandle). Open maps a handle of another process
+  // into this one (peer access enabled as needed); close unmaps it.
+  int (*ipcGetHandle)(void* p, void* handle);
+  int (*ipcOpenHandle)(const void* handle, void** p);
+  int (*ipcCloseHandle)(void* p);
 };
 
 // The one symbol the module exports.

@@ -229,6 +229,50 @@ TEST_P(DeviceBuffers, GroupsMixDeviceAndHostBuffersOnABoundStream) {
   });
 }
 
+// All-reduces between ranks of one host go device to device over CUDA IPC
+// (core/device_direct.h). BRAID_CUDA_IPC=require turns a fallback to staging
+// into an error, so on a GPU the matrix's all-reduces (every dtype, op and
+// count, inline and on a braid stream) must have gone that way; small
+// workspaces cut the bigger counts into many chunks and uneven slices. The
+// fake module has no IPC: every rank must learn that together and refuse.
+TEST_P(DeviceBuffers, AllReduceGoesDeviceToDeviceOverIpc) {
+  setenv("BRAID_CUDA_IPC", "require", 1);
+  setenv("BRAID_CUDA_IPC_CHUNK_BYTES", "4096", 1);
+  setenv("BRAID_CUDA_IPC_MIN_BYTES", "0", 1);
+  if (GetParam() == Module::kFake) {
+    runRanks(ranks(2), [](RankContext& ctx) {
+      const DeviceMemory* device = openOrFail();
+      if (!device) return;
+      void* d = device->alloc(64 * sizeof(float));
+      EXPECT_EQ(braidAllReduce(d, d, 64, braidFloat32, braidSum, ctx.comm, nullptr), braidNotSupported);
+      const std::string why = braidGetLastError(ctx.comm);
+      EXPECT_NE(why.find("BRAID_CUDA_IPC=require"), std::string::npos) << why;
+      // Agreed, not a broken communicator: it still runs collectives.
+      std::vector<int32_t> v(16, ctx.rank + 1);
+      ASSERT_EQ(braidAllReduce(v.data(), v.data(), v.size(), braidInt32, braidSum, ctx.comm, nullptr),
+                braidSuccess)
+          << braidGetLastError(ctx.comm);
+      EXPECT_EQ(v[0], 3);
+      device->release(d);
+    });
+  } else {
+    for (int n : {2, 3}) {
+      SCOPED_TRACE("ranks " + std::to_string(n));
+      runRanks(ranks(n), [n](RankContext& ctx) {
+        if (const DeviceMemory* device = openOrFail())
+          runInline(buildMatrix(n, deviceMatrix()), ctx.comm, ctx.rank, n, ctx.shared, device);
+      });
+    }
+    runRanks(ranks(3), [](RankContext& ctx) {
+      if (const DeviceMemory* device = openOrFail())
+        runOnStream(buildMatrix(3, deviceMatrix()), ctx.comm, ctx.rank, 3, ctx.shared, 16, device);
+    });
+  }
+  unsetenv("BRAID_CUDA_IPC");
+  unsetenv("BRAID_CUDA_IPC_CHUNK_BYTES");
+  unsetenv("BRAID_CUDA_IPC_MIN_BYTES");
+}
+
 INSTANTIATE_TEST_SUITE_P(Modules, DeviceBuffers, ::testing::Values(Module::kFake, Module::kReal),
                          [](const ::testing::TestParamInfo<Module>& p) {
                            return p.param == Module::kFake ? std::string("Fake") : std::string("Gpu");

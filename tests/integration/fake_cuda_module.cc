@@ -7,7 +7,7 @@
 // streams need no work. What it models of a CUDA stream is the one thing
 // braid relies on: work queued after streamWaitFlag does not run before the
 // flag is reached (copies and synchronize on that stream wait for it).
-// The kernels are not here: they return an error.
+// The kernels and IPC are not here: they return an error.
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -169,6 +169,11 @@ int streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value) {
   return 0;
 }
 const char* flagWaitMechanism() { return "fake"; }
+// No IPC between the fake's processes: braid must find that out together
+// and stage (device_direct.h).
+int ipcGetHandle(void*, void*) { return kFakeError; }
+int ipcOpenHandle(const void*, void**) { return kFakeError; }
+int ipcCloseHandle(void*) { return kFakeError; }
 
 const DeviceModule kModule = {braid::kernels::kDeviceModuleAbi,
                               errorString,
@@ -194,7 +199,10 @@ const DeviceModule kModule = {braid::kernels::kDeviceModuleAbi,
                               eventSynchronize,
                               streamWaitEvent,
                               streamWaitFlag,
-                              flagWaitMechanism};
+                              flagWaitMechanism,
+                              ipcGetHandle,
+                              ipcOpenHandle,
+                              ipcCloseHandle};
 
 }  // namespace
 

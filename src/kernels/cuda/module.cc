@@ -32,6 +32,17 @@ int copy(void* dst, const void* src, size_t bytes, void* stream) {
 }
 int synchronize(void* stream) { return static_cast<int>(cudaStreamSynchronize(static_cast<cudaStream_t>(stream))); }
 
+static_assert(sizeof(cudaIpcMemHandle_t) == kIpcHandleBytes, "device_module.h's IPC handle size");
+int ipcGetHandle(void* p, void* handle) {
+  return static_cast<int>(cudaIpcGetMemHandle(static_cast<cudaIpcMemHandle_t*>(handle), p));
+}
+int ipcOpenHandle(const void* handle, void** p) {
+  cudaIpcMemHandle_t h;
+  __builtin_memcpy(&h, handle, sizeof(h));
+  return static_cast<int>(cudaIpcOpenMemHandle(p, h, cudaIpcMemLazyEnablePeerAccess));
+}
+int ipcCloseHandle(void* p) { return static_cast<int>(cudaIpcCloseMemHandle(p)); }
+
 const DeviceModule kModule = {kDeviceModuleAbi,
                               errorString,
                               deviceCount,
@@ -56,7 +67,10 @@ const DeviceModule kModule = {kDeviceModuleAbi,
                               eventSynchronize,
                               streamWaitEvent,
                               streamWaitFlag,
-                              flagWaitMechanism};
+                              flagWaitMechanism,
+                              ipcGetHandle,
+                              ipcOpenHandle,
+                              ipcCloseHandle};
 
 }  // namespace
 }  // namespace braid::kernels::cuda
