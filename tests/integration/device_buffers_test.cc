@@ -231,46 +231,80 @@ TEST_P(DeviceBuffers, GroupsMixDeviceAndHostBuffersOnABoundStream) {
 
 // All-reduces between ranks of one host go device to device over CUDA IPC
 // (core/device_direct.h). BRAID_CUDA_IPC=require turns a fallback to staging
-// into an error, so on a GPU the matrix's all-reduces (every dtype, op and
-// count, inline and on a braid stream) must have gone that way; small
-// workspaces cut the bigger counts into many chunks and uneven slices. The
-// fake module has no IPC: every rank must learn that together and refuse.
+// into an error, so the matrix's all-reduces (every dtype, op and count,
+// inline and on a braid stream) must have gone that way; small workspaces
+// cut the bigger counts into many chunks and uneven slices. The fake module
+// maps its "device memory" between processes like IPC and reduces with the
+// CPU kernels.
+class IpcEnv {
+ public:
+  IpcEnv() {
+    setenv("BRAID_CUDA_IPC", "require", 1);
+    setenv("BRAID_CUDA_IPC_CHUNK_BYTES", "4096", 1);
+    setenv("BRAID_CUDA_IPC_MIN_BYTES", "0", 1);
+  }
+  ~IpcEnv() {
+    for (const char* v : {"BRAID_CUDA_IPC", "BRAID_CUDA_IPC_CHUNK_BYTES", "BRAID_CUDA_IPC_MIN_BYTES"})
+      unsetenv(v);
+  }
+};
+
 TEST_P(DeviceBuffers, AllReduceGoesDeviceToDeviceOverIpc) {
-  setenv("BRAID_CUDA_IPC", "require", 1);
-  setenv("BRAID_CUDA_IPC_CHUNK_BYTES", "4096", 1);
-  setenv("BRAID_CUDA_IPC_MIN_BYTES", "0", 1);
-  if (GetParam() == Module::kFake) {
-    runRanks(ranks(2), [](RankContext& ctx) {
-      const DeviceMemory* device = openOrFail();
-      if (!device) return;
-      void* d = device->alloc(64 * sizeof(float));
-      EXPECT_EQ(braidAllReduce(d, d, 64, braidFloat32, braidSum, ctx.comm, nullptr), braidNotSupported);
-      const std::string why = braidGetLastError(ctx.comm);
-      EXPECT_NE(why.find("BRAID_CUDA_IPC=require"), std::string::npos) << why;
-      // Agreed, not a broken communicator: it still runs collectives.
-      std::vector<int32_t> v(16, ctx.rank + 1);
-      ASSERT_EQ(braidAllReduce(v.data(), v.data(), v.size(), braidInt32, braidSum, ctx.comm, nullptr),
-                braidSuccess)
-          << braidGetLastError(ctx.comm);
-      EXPECT_EQ(v[0], 3);
-      device->release(d);
-    });
-  } else {
-    for (int n : {2, 3}) {
-      SCOPED_TRACE("ranks " + std::to_string(n));
-      runRanks(ranks(n), [n](RankContext& ctx) {
-        if (const DeviceMemory* device = openOrFail())
-          runInline(buildMatrix(n, deviceMatrix()), ctx.comm, ctx.rank, n, ctx.shared, device);
-      });
-    }
-    runRanks(ranks(3), [](RankContext& ctx) {
+  IpcEnv ipc;
+  for (int n : {2, 3}) {
+    SCOPED_TRACE("ranks " + std::to_string(n));
+    runRanks(ranks(n), [n](RankContext& ctx) {
       if (const DeviceMemory* device = openOrFail())
-        runOnStream(buildMatrix(3, deviceMatrix()), ctx.comm, ctx.rank, 3, ctx.shared, 16, device);
+        runInline(buildMatrix(n, deviceMatrix()), ctx.comm, ctx.rank, n, ctx.shared, device);
     });
   }
-  unsetenv("BRAID_CUDA_IPC");
-  unsetenv("BRAID_CUDA_IPC_CHUNK_BYTES");
-  unsetenv("BRAID_CUDA_IPC_MIN_BYTES");
+  runRanks(ranks(3), [](RankContext& ctx) {
+    if (const DeviceMemory* device = openOrFail())
+      runOnStream(buildMatrix(3, deviceMatrix()), ctx.comm, ctx.rank, 3, ctx.shared, 16, device);
+  });
+}
+
+// On a CUDA-bound stream, which stages unless BRAID_CUDA_IPC_BOUND=1: the
+// H200 gave wrong values this way (core/device_direct.cc); the fake passes.
+TEST_P(DeviceBuffers, AllReduceGoesDeviceToDeviceOnABoundStream) {
+  IpcEnv ipc;
+  setenv("BRAID_CUDA_IPC_BOUND", "1", 1);
+  runRanks(ranks(3), [](RankContext& ctx) {
+    const DeviceMemory* device = openOrFail();
+    if (!device) return;
+    void* cudaStream = device->createStream();
+    braidStream_t bound = nullptr;
+    ASSERT_EQ(braidStreamWrapCuda(cudaStream, &bound), braidSuccess) << braidGetLastError(nullptr);
+    runOnStream(buildMatrix(3, deviceMatrix()), ctx.comm, ctx.rank, 3, ctx.shared, 16, device, bound);
+    EXPECT_EQ(braidStreamDestroy(bound), braidSuccess);
+    device->synchronize(cudaStream);
+    device->destroyStream(cudaStream);
+  });
+  runRanks(ranks(2), [](RankContext& ctx) { orderedAllReduce(ctx, (size_t{1} << 20) + 3); });
+  unsetenv("BRAID_CUDA_IPC_BOUND");
+}
+
+// One rank that cannot export its workspace (the fake refuses IPC there):
+// every rank learns it at the same call, refuses under require, and the
+// communicator still runs collectives.
+TEST_P(DeviceBuffers, DeviceDirectSetUpIsAgreed) {
+  if (GetParam() == Module::kReal) GTEST_SKIP() << "the fake module decides which rank refuses";
+  IpcEnv ipc;
+  runRanks(ranks(3), [](RankContext& ctx) {
+    const DeviceMemory* device = openOrFail();
+    if (!device) return;
+    if (ctx.rank == 1) setenv("BRAID_FAKE_CUDA_NO_IPC", "1", 1);
+    void* d = device->alloc(64 * sizeof(float));
+    EXPECT_EQ(braidAllReduce(d, d, 64, braidFloat32, braidSum, ctx.comm, nullptr), braidNotSupported);
+    const std::string why = braidGetLastError(ctx.comm);
+    EXPECT_NE(why.find("BRAID_CUDA_IPC=require"), std::string::npos) << why;
+    std::vector<int32_t> v(16, ctx.rank + 1);
+    ASSERT_EQ(braidAllReduce(v.data(), v.data(), v.size(), braidInt32, braidSum, ctx.comm, nullptr),
+              braidSuccess)
+        << braidGetLastError(ctx.comm);
+    EXPECT_EQ(v[0], 6);
+    device->release(d);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Modules, DeviceBuffers, ::testing::Values(Module::kFake, Module::kReal),

@@ -1,23 +1,31 @@
-// A stand-in for libbraid-cuda.so, so that braid's staging of device buffers
-// (core/device_staging.h) runs in CI, where there is no GPU. Its "device
-// memory" is pages of this process that it keeps a registry of
-// (pointerDevice says device 0 for them) and keeps inaccessible (PROT_NONE)
-// except inside its own copies: braid touching device memory from the host,
-// as it must not, crashes the test. Copies finish at once, so events and copy
-// streams need no work. What it models of a CUDA stream is the one thing
-// braid relies on: work queued after streamWaitFlag does not run before the
-// flag is reached (copies and synchronize on that stream wait for it).
-// The kernels and IPC are not here: they return an error.
+// A stand-in for libbraid-cuda.so, so that braid's device-buffer paths
+// (core/device_staging.h, core/device_direct.h) run in CI, where there is no
+// GPU. Its "device memory" is shared-memory pages of this process that it
+// keeps a registry of (pointerDevice says device 0 for them) and keeps
+// inaccessible (PROT_NONE) except inside its own copies and kernels: braid
+// touching device memory from the host, as it must not, crashes the test.
+// Work finishes at once, so events and copy streams need no work. What it
+// models of a CUDA stream is the one thing braid relies on: work queued after
+// streamWaitFlag does not run before the flag is reached (copies, kernels and
+// synchronize on that stream wait for it).
+// IPC: every allocation is a memfd; its handle names the owner's pid and fd,
+// which another process of the same user opens through /proc. The kernels
+// are braid's CPU kernels (reduce, divide); the codecs return an error.
+// BRAID_FAKE_CUDA_NO_IPC=1 makes IPC fail, as between hosts.
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "kernels/device_module.h"
+#include "kernels/reduce.h"
 
 namespace {
 
@@ -28,6 +36,7 @@ constexpr int kFakeError = 999;
 
 std::mutex gMu;
 std::map<uintptr_t, size_t> gDeviceBlocks;  // start -> bytes
+std::map<uintptr_t, int> gMemfds;           // start -> memfd, for blocks this process allocated
 struct Wait {
   const uint32_t* flag;
   uint32_t value;
@@ -80,25 +89,42 @@ size_t pages(size_t bytes) {
   return (bytes + page - 1) / page * page;
 }
 int alloc(void** p, size_t bytes) {
-  void* m = mmap(nullptr, pages(bytes), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return 2;
+  const int fd = memfd_create("braid-fake-cuda", MFD_CLOEXEC);
+  if (fd < 0) return 2;
+  void* m = ftruncate(fd, static_cast<off_t>(pages(bytes))) == 0
+                ? mmap(nullptr, pages(bytes), PROT_NONE, MAP_SHARED, fd, 0)
+                : MAP_FAILED;
+  if (m == MAP_FAILED) {
+    close(fd);
+    return 2;
+  }
   *p = m;
   std::lock_guard<std::mutex> lock(gMu);
   gDeviceBlocks[reinterpret_cast<uintptr_t>(m)] = bytes;
+  gMemfds[reinterpret_cast<uintptr_t>(m)] = fd;
   return 0;
 }
-int release(void* p) {
+// Unmaps a block (allocated here or opened from another process).
+int unmapBlock(void* p) {
   size_t bytes = 0;
+  int fd = -1;
   {
     std::lock_guard<std::mutex> lock(gMu);
     auto it = gDeviceBlocks.find(reinterpret_cast<uintptr_t>(p));
     if (it == gDeviceBlocks.end()) return 1;
     bytes = it->second;
+    const uintptr_t start = it->first;
     gDeviceBlocks.erase(it);
+    if (auto f = gMemfds.find(start); f != gMemfds.end()) {
+      fd = f->second;
+      gMemfds.erase(f);
+    }
   }
   munmap(p, pages(bytes));
+  if (fd >= 0) close(fd);
   return 0;
 }
+int release(void* p) { return unmapBlock(p); }
 // The device block holding p, opened for this thread's copy (each block is
 // copied by one thread at a time: braid's copies of one call run on one
 // thread, and the tests copy only while no call is in flight).
@@ -129,8 +155,21 @@ int synchronize(void* stream) {
   drain(stream);
   return 0;
 }
-int reduce(void*, const void*, const void*, size_t, int, int, void*) { return kFakeError; }
-int divide(void*, size_t, int, uint64_t, void*) { return kFakeError; }
+// braid's CPU kernels on the opened blocks (dst may be a or b).
+int reduce(void* d, const void* a, const void* b, size_t n, int dtype, int op, void* stream) {
+  drain(stream);
+  if (n == 0) return 0;
+  Opened od(d), oa(a), ob(b);
+  braid::kernels::reduce(d, a, b, n, static_cast<braid::DataType>(dtype), static_cast<braid::RedOp>(op));
+  return 0;
+}
+int divide(void* p, size_t n, int dtype, uint64_t divisor, void* stream) {
+  drain(stream);
+  if (n == 0) return 0;
+  Opened op(p);
+  braid::kernels::divideBy(p, n, static_cast<braid::DataType>(dtype), divisor);
+  return 0;
+}
 int encode(const DeviceCodec*, const void*, size_t, void*, void*) { return kFakeError; }
 int decode(const DeviceCodec*, const void*, size_t, void*, void*) { return kFakeError; }
 int getDevice(int* device) {
@@ -169,11 +208,43 @@ int streamWaitFlag(void* stream, const uint32_t* flag, uint32_t value) {
   return 0;
 }
 const char* flagWaitMechanism() { return "fake"; }
-// No IPC between the fake's processes: braid must find that out together
-// and stage (device_direct.h).
-int ipcGetHandle(void*, void*) { return kFakeError; }
-int ipcOpenHandle(const void*, void**) { return kFakeError; }
-int ipcCloseHandle(void*) { return kFakeError; }
+struct IpcHandle {
+  int32_t pid, fd;
+};
+static_assert(sizeof(IpcHandle) <= braid::kernels::kIpcHandleBytes);
+bool ipcRefused() {
+  const char* v = getenv("BRAID_FAKE_CUDA_NO_IPC");
+  return v && strcmp(v, "1") == 0;
+}
+int ipcGetHandle(void* p, void* handle) {
+  if (ipcRefused()) return kFakeError;
+  std::lock_guard<std::mutex> lock(gMu);
+  auto it = gMemfds.find(reinterpret_cast<uintptr_t>(p));
+  if (it == gMemfds.end()) return 1;  // not the start of an allocation of this process
+  memset(handle, 0, braid::kernels::kIpcHandleBytes);
+  const IpcHandle h{static_cast<int32_t>(getpid()), it->second};
+  memcpy(handle, &h, sizeof(h));
+  return 0;
+}
+int ipcOpenHandle(const void* handle, void** p) {
+  if (ipcRefused()) return kFakeError;
+  IpcHandle h;
+  memcpy(&h, handle, sizeof(h));
+  const std::string path = "/proc/" + std::to_string(h.pid) + "/fd/" + std::to_string(h.fd);
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return 2;
+  struct stat st {};
+  void* m = fstat(fd, &st) == 0 && st.st_size > 0
+                ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_NONE, MAP_SHARED, fd, 0)
+                : MAP_FAILED;
+  close(fd);
+  if (m == MAP_FAILED) return 2;
+  *p = m;
+  std::lock_guard<std::mutex> lock(gMu);
+  gDeviceBlocks[reinterpret_cast<uintptr_t>(m)] = static_cast<size_t>(st.st_size);
+  return 0;
+}
+int ipcCloseHandle(void* p) { return unmapBlock(p); }
 
 const DeviceModule kModule = {braid::kernels::kDeviceModuleAbi,
                               errorString,

@@ -116,6 +116,17 @@ struct DivideFloat {
   using Storage = typename S::Storage;
   using Divisor = F;
 };
+// A power-of-two divisor (2 or 4 ranks' Avg): the product with its exact
+// reciprocal is the same real number as the quotient, so the same rounded
+// bits, for a multiply instead of a dozen instructions of IEEE division.
+template <class S, class F>
+struct ScaleFloat {
+  __device__ static typename S::Storage apply(typename S::Storage x, F reciprocal) {
+    return S::store(S::load(x) * reciprocal);
+  }
+  using Storage = typename S::Storage;
+  using Divisor = F;
+};
 
 template <class D>
 struct DivideElems {
@@ -139,6 +150,14 @@ int launchDivide(void* p, size_t n, Divisor divisor, cudaStream_t s) {
   using T = typename E::T;
   const Split split = splitFor(n, E::kPer, {p}, {sizeof(T)});
   return launchElementwise(E{static_cast<T*>(p), static_cast<typename D::Divisor>(divisor)}, n, split, s);
+}
+
+// Float divides: by a power of two (up to 2^62) as a multiply, else a true division.
+template <class S, class F>
+int launchDivideFloat(void* p, size_t n, uint64_t divisor, cudaStream_t s) {
+  if ((divisor & (divisor - 1)) == 0 && divisor <= (uint64_t{1} << 62))
+    return launchDivide<ScaleFloat<S, F>>(p, n, F(1) / static_cast<F>(divisor), s);
+  return launchDivide<DivideFloat<S, F>>(p, n, static_cast<F>(divisor), s);
 }
 
 template <class T>
@@ -184,12 +203,12 @@ int divide(void* p, size_t n, int dtype, uint64_t divisor, void* stream) {
     case 3: return launchDivideInt<uint32_t>(p, n, divisor, s);
     case 4: return launchDivideInt<int64_t>(p, n, divisor, s);
     case 5: return launchDivideInt<uint64_t>(p, n, divisor, s);
-    case 6: return launchDivide<DivideFloat<Half, float>>(p, n, divisor, s);
-    case 7: return launchDivide<DivideFloat<Plain<float>, float>>(p, n, divisor, s);
-    case 8: return launchDivide<DivideFloat<Plain<double>, double>>(p, n, divisor, s);
-    case 9: return launchDivide<DivideFloat<Bf16, float>>(p, n, divisor, s);
-    case 10: return launchDivide<DivideFloat<Fp8<FastE4m3>, float>>(p, n, divisor, s);
-    case 11: return launchDivide<DivideFloat<Fp8<FastE5m2>, float>>(p, n, divisor, s);
+    case 6: return launchDivideFloat<Half, float>(p, n, divisor, s);
+    case 7: return launchDivideFloat<Plain<float>, float>(p, n, divisor, s);
+    case 8: return launchDivideFloat<Plain<double>, double>(p, n, divisor, s);
+    case 9: return launchDivideFloat<Bf16, float>(p, n, divisor, s);
+    case 10: return launchDivideFloat<Fp8<FastE4m3>, float>(p, n, divisor, s);
+    case 11: return launchDivideFloat<Fp8<FastE5m2>, float>(p, n, divisor, s);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }
