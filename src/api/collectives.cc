@@ -29,27 +29,28 @@ struct Extents {
   bool elementwise = false;
 };
 
-// An all-reduce of device buffers between ranks of one host, device to
+// A collective of device buffers between ranks of one host, device to
 // device (core/device_direct.h), when the communicator can; *taken false:
 // stage it instead.
 Status launchDirect(braidComm_t comm, braidStream_t stream, core::CudaStreamOrder* order,
-                    const braid::algo::CollectiveArgs& args, const void* input, void* output, bool* taken) {
-  core::DirectAllReduce call;
-  call.input = input;
-  call.output = output;
+                    const braid::algo::CollectiveArgs& args, const void* input, void* output, Extents extents,
+                    bool* taken) {
+  *taken = false;
+  core::DirectRequest call;
+  call.collective = args.collective;
+  call.input = extents.input ? input : nullptr;
+  call.output = extents.output ? output : nullptr;
   call.count = args.count;
   call.dtype = args.dtype;
   call.op = args.op;
-  const int inDevice = braid::kernels::deviceOfPointer(input),
-            outDevice = braid::kernels::deviceOfPointer(output);
+  call.root = args.root;
+  const int inDevice = braid::kernels::deviceOfPointer(call.input);
+  const int outDevice = braid::kernels::deviceOfPointer(call.output);
   // Both sides on one device, or one side there (the other is host memory,
   // which the copies in and out reach as well).
-  if (inDevice >= 0 && outDevice >= 0 && inDevice != outDevice) {
-    *taken = false;
-    return Status::ok();  // staging says why this is refused
-  }
+  if (inDevice >= 0 && outDevice >= 0 && inDevice != outDevice) return Status::ok();  // staging says why not
   call.device = inDevice >= 0 ? inDevice : outDevice;
-  return core::launchDirectAllReduce(comm->impl, stream ? &stream->stream : nullptr, order, call, taken);
+  return core::launchDirect(comm->impl, stream ? &stream->stream : nullptr, order, call, taken);
 }
 
 // Builds and launches a collective whose checks passed.
@@ -58,9 +59,9 @@ Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::alg
   core::CudaStreamOrder* order = stream ? stream->stream.cudaOrder() : nullptr;
   if (__builtin_expect(braid::kernels::deviceModule() != nullptr, 0) &&
       core::needsStaging(extents.input ? input : nullptr, extents.output ? output : nullptr, order)) {
-    if (args.collective == Collective::kAllReduce && !args.quantized) {
+    if (core::hasDirectForm(args.collective) && !args.quantized) {
       bool direct = false;
-      BRAID_RETURN_IF_ERROR(launchDirect(comm, stream, order, args, input, output, &direct));
+      BRAID_RETURN_IF_ERROR(launchDirect(comm, stream, order, args, input, output, extents, &direct));
       if (direct) return Status::ok();
     }
     core::StagingRequest request;

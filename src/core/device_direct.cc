@@ -188,24 +188,31 @@ Status DeviceDirect::setUp(Communicator& comm, size_t halfBytes) {
   usable_ = everyone;
   if (!usable_) {
     reason_ = why.empty() ? "another rank could not map this rank's workspace" : why;
-    BRAID_INFO("device buffers: all-reduce stages through host memory (no CUDA IPC between the ranks: %s)",
+    BRAID_INFO("device buffers: collectives stage through host memory (no CUDA IPC between the ranks: %s)",
                reason_.c_str());
   } else {
-    BRAID_INFO("device buffers: all-reduce goes device to device over CUDA IPC (%d ranks, %zu-byte chunks)",
-               n, halfBytes_);
+    BRAID_INFO(
+        "device buffers: collectives go device to device over CUDA IPC (%d ranks, %zu-byte workspace halves)",
+        n, halfBytes_);
   }
   return Status::ok();
 }
 
 namespace {
 
+using algo::Collective;
+
 // One call, from enqueue to its end.
 struct DirectCall {
   const kernels::DeviceModule* m = nullptr;
   std::shared_ptr<DeviceDirect> ws;
-  DirectAllReduce c;
+  DirectRequest c;
   int nranks = 1, rank = 0;
-  size_t es = 1, chunkElems = 1, chunks = 0;
+  size_t es = 1;
+  // The call goes in chunks of `unit` elements of `count`: of the vector
+  // (all-reduce, reduce, broadcast), of each rank's block (all-gather), of
+  // every block at once (reduce-scatter, all-to-all).
+  size_t unit = 1, chunks = 0;
   // One barrier per step boundary: two per chunk, one at the end.
   std::vector<int32_t> votes;
   std::vector<Op> barriers;
@@ -213,11 +220,25 @@ struct DirectCall {
   CudaStreamOrder* order = nullptr;
   void* ready = nullptr;
   uint32_t sequence = 0;
+  // The run's state: the first failure, and whether this rank's device work failed.
+  Status first;
+  bool failed = false;
 
   ~DirectCall() {
     if (m == nullptr) return;
     releaseEvent(order ? order->device() : c.device, ready);
     releaseStream(c.device, stream);
+  }
+
+  // Whether the call fits the workspaces (every block's piece of a chunk).
+  bool plan() {
+    const size_t blocks = c.collective == Collective::kReduceScatter || c.collective == Collective::kAllToAll
+                              ? static_cast<size_t>(nranks)
+                              : 1;
+    unit = ws->halfBytes() / (blocks * es);
+    if (unit == 0) return false;
+    chunks = (c.count + unit - 1) / unit;
+    return true;
   }
 
   Status build(Communicator& comm) {
@@ -231,7 +252,7 @@ struct DirectCall {
     return acquireStream(*m, c.device, &stream);
   }
 
-  // Slice r of a chunk of `count` elements: [*lo, *hi).
+  // Slice r of a chunk of `count` elements that the ranks reduce: [*lo, *hi).
   void slice(size_t count, int r, size_t* lo, size_t* hi) const {
     const size_t align = kSliceAlign / es;
     size_t per = (count + nranks - 1) / nranks;
@@ -240,13 +261,109 @@ struct DirectCall {
     *hi = std::min(count, per * (r + 1));
   }
 
+  void cudaFailed(int err, const char* what) {
+    if (first.isOk())
+      first = cudaFailure(*m, err,
+                          std::string("device-direct ") + algo::collectiveName(c.collective) + ": " + what);
+    failed = true;
+  }
+  void copy(void* dst, const void* src, size_t bytes, const char* what) {
+    if (failed || bytes == 0) return;
+    if (int err = m->copy(dst, src, bytes, stream); err != 0) cudaFailed(err, what);
+  }
+  void finish(const char* what) {
+    if (failed) return;
+    if (int err = m->synchronize(stream); err != 0) cudaFailed(err, what);
+  }
+  // dst = the reduction over every rank r of `len` elements at at(r), in rank order.
+  template <class At>
+  void reduceOver(uint8_t* dst, At at, size_t len) {
+    if (failed || len == 0) return;
+    const int dtype = static_cast<int>(c.dtype), op = static_cast<int>(c.op);
+    if (nranks == 1) {
+      copy(dst, at(0), len * es, "copying the slice");
+    } else if (int err = m->reduce(dst, at(0), at(1), len, dtype, op, stream); err != 0) {
+      cudaFailed(err, "reducing");
+    }
+    for (int r = 2; r < nranks && !failed; ++r)
+      if (int err = m->reduce(dst, dst, at(r), len, dtype, op, stream); err != 0) cudaFailed(err, "reducing");
+    if (c.op == RedOp::kAvg && !failed)
+      if (int err = m->divide(dst, len, dtype, static_cast<uint64_t>(nranks), stream); err != 0)
+        cudaFailed(err, "averaging");
+  }
+
+  const uint8_t* in(size_t element) const { return static_cast<const uint8_t*>(c.input) + element * es; }
+  uint8_t* out(size_t element) const { return static_cast<uint8_t*>(c.output) + element * es; }
+
+  // Step 1: this rank's part of chunk [begin, begin + n) into its input half.
+  void stepIn(size_t begin, size_t n) {
+    uint8_t* mine = ws->in(rank);
+    switch (c.collective) {
+      case Collective::kBroadcast:
+        if (rank == c.root) copy(mine, in(begin), n * es, "copying the input");
+        break;
+      case Collective::kReduceScatter:
+      case Collective::kAllToAll:
+        for (int b = 0; b < nranks; ++b)
+          copy(mine + b * n * es, in(b * c.count + begin), n * es, "copying the input");
+        break;
+      default:
+        copy(mine, in(begin), n * es, "copying the input");
+        break;
+    }
+    finish("copying the input");
+  }
+
+  // Step 2: what this rank takes from every rank's input half.
+  void stepTake(size_t begin, size_t n) {
+    switch (c.collective) {
+      case Collective::kAllReduce:
+      case Collective::kReduce: {
+        size_t lo, hi;
+        slice(n, rank, &lo, &hi);
+        reduceOver(
+            ws->out(rank) + lo * es, [&](int r) { return ws->in(r) + lo * es; }, hi - lo);
+        break;
+      }
+      case Collective::kReduceScatter:
+        reduceOver(
+            ws->out(rank), [&](int r) { return ws->in(r) + rank * n * es; }, n);
+        break;
+      case Collective::kAllGather:
+        for (int r = 0; r < nranks; ++r) copy(out(r * c.count + begin), ws->in(r), n * es, "copying a block");
+        break;
+      case Collective::kAllToAll:
+        for (int r = 0; r < nranks; ++r)
+          copy(out(r * c.count + begin), ws->in(r) + rank * n * es, n * es, "copying a block");
+        break;
+      case Collective::kBroadcast:
+        copy(out(begin), ws->in(c.root), n * es, "copying the root's data");
+        break;
+      default:
+        break;
+    }
+    finish("reducing or copying");
+  }
+
+  // Step 3: results out of the output halves.
+  void stepOut(size_t begin, size_t n) {
+    const bool slices =
+        c.collective == Collective::kAllReduce || (c.collective == Collective::kReduce && rank == c.root);
+    if (slices) {
+      for (int r = 0; r < nranks; ++r) {
+        size_t lo, hi;
+        slice(n, r, &lo, &hi);
+        copy(out(begin + lo), ws->out(r) + lo * es, (hi - lo) * es, "copying the result");
+      }
+    } else if (c.collective == Collective::kReduceScatter) {
+      copy(out(begin), ws->out(rank), n * es, "copying the result");
+    } else {
+      return;
+    }
+    finish("copying the result");
+  }
+
   Status run(Communicator& comm, const uint64_t* tickets) {
-    Status first;
-    bool failed = false;
-    auto cudaFailed = [&](int err, const char* what) {
-      if (first.isOk()) first = cudaFailure(*m, err, std::string("device-direct all-reduce: ") + what);
-      failed = true;
-    };
     // Every barrier runs (its ticket is consumed) whatever happened before;
     // its vote tells every rank whether some rank's device work failed.
     size_t next = 0;
@@ -258,8 +375,8 @@ struct DirectCall {
         if (first.isOk()) first = s;
         failed = true;
       } else if (votes[k] != INT32_MAX && !failed) {
-        first = remoteError("device-direct all-reduce: rank " + std::to_string(votes[k]) +
-                            "'s device work failed (see its error)");
+        first = remoteError(std::string("device-direct ") + algo::collectiveName(c.collective) + ": rank " +
+                            std::to_string(votes[k]) + "'s device work failed (see its error)");
         failed = true;
       }
     };
@@ -271,49 +388,13 @@ struct DirectCall {
     if (order && !failed)
       if (int err = m->eventSynchronize(ready); err != 0)
         cudaFailed(err, "waiting for the CUDA stream's earlier work");
-    auto step = [&](int err, const char* what) {
-      if (!failed && err != 0) cudaFailed(err, what);
-    };
-    const size_t count = c.count;
-    const auto* input = static_cast<const uint8_t*>(c.input);
-    auto* output = static_cast<uint8_t*>(c.output);
     for (size_t k = 0; k < chunks; ++k) {
-      const size_t begin = k * chunkElems, n = std::min(chunkElems, count - begin);
-      // 1. This rank's chunk of input into its workspace.
-      if (!failed) step(m->copy(ws->in(rank), input + begin * es, n * es, stream), "copying the input");
-      if (!failed) step(m->synchronize(stream), "copying the input");
+      const size_t begin = k * unit, n = std::min(unit, c.count - begin);
+      stepIn(begin, n);
       barrier();
-      // 2. Its slice, reduced over every rank's input in rank order.
-      size_t lo, hi;
-      slice(n, rank, &lo, &hi);
-      if (!failed && hi > lo) {
-        const size_t off = lo * es, len = hi - lo;
-        uint8_t* dst = ws->out(rank) + off;
-        if (nranks == 1) {
-          step(m->copy(dst, ws->in(0) + off, len * es, stream), "copying the slice");
-        } else {
-          step(m->reduce(dst, ws->in(0) + off, ws->in(1) + off, len, static_cast<int>(c.dtype),
-                         static_cast<int>(c.op), stream),
-               "reducing");
-          for (int r = 2; r < nranks && !failed; ++r)
-            step(m->reduce(dst, dst, ws->in(r) + off, len, static_cast<int>(c.dtype), static_cast<int>(c.op),
-                           stream),
-                 "reducing");
-        }
-        if (c.op == RedOp::kAvg && !failed)
-          step(m->divide(dst, len, static_cast<int>(c.dtype), static_cast<uint64_t>(nranks), stream),
-               "averaging");
-        if (!failed) step(m->synchronize(stream), "reducing");
-      }
+      stepTake(begin, n);
       barrier();
-      // 3. Every slice from its owner into the output.
-      for (int r = 0; r < nranks && !failed; ++r) {
-        slice(n, r, &lo, &hi);
-        if (hi > lo)
-          step(m->copy(output + (begin + lo) * es, ws->out(r) + lo * es, (hi - lo) * es, stream),
-               "copying the result");
-      }
-      if (!failed) step(m->synchronize(stream), "copying the result");
+      stepOut(begin, n);
     }
     barrier();  // nobody reads a workspace any more: it may be reused or freed
     if (order) order->release(sequence);
@@ -336,21 +417,41 @@ std::shared_ptr<DeviceDirect> workspacesOf(Communicator& comm, const kernels::De
 
 }  // namespace
 
-Status launchDirectAllReduce(const std::shared_ptr<Communicator>& comm, Stream* stream,
-                             CudaStreamOrder* order, const DirectAllReduce& call, bool* taken) {
+bool hasDirectForm(algo::Collective c) {
+  switch (c) {
+    case Collective::kAllReduce:
+    case Collective::kReduce:
+    case Collective::kBroadcast:
+    case Collective::kAllGather:
+    case Collective::kReduceScatter:
+    case Collective::kAllToAll:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status launchDirect(const std::shared_ptr<Communicator>& comm, Stream* stream, CudaStreamOrder* order,
+                    const DirectRequest& call, bool* taken) {
   *taken = false;
   const Mode how = mode();
   const kernels::DeviceModule* m = kernels::deviceModule();
   // Calls on a braid stream bound to a CUDA stream stage for now: on the
-  // H200 the device-direct path gave wrong results there (3 ranks, the
-  // bound-stream matrix), not yet understood; BRAID_CUDA_IPC_BOUND=1 lets
-  // them through (the fake module passes that way). Small calls stage too (see
-  // kDefaultMinBytes); both choices depend only on what every rank's call
-  // has alike.
+  // H200 the device-direct path hung there and gave wrong results (3 ranks,
+  // the bound-stream matrix), not yet understood; BRAID_CUDA_IPC_BOUND=1
+  // lets them through (the fake module passes that way). Small calls stage
+  // too (see kDefaultMinBytes). Every one of these choices depends only on
+  // what every rank's call has alike.
   static const size_t minBytes = minBytesFromEnv();
-  static const bool boundStreams = env::getString("BRAID_CUDA_IPC_BOUND") == "1";  // to study that failure
-  if (how == Mode::kOff || m == nullptr || call.device < 0 || inGroup() || (order && !boundStreams) ||
-      call.count * dataTypeSize(call.dtype) < minBytes)
+  static const bool boundStreams = env::getString("BRAID_CUDA_IPC_BOUND") == "1";
+  const int n = comm->nranks();
+  const size_t blocks = call.collective == Collective::kAllReduce || call.collective == Collective::kReduce ||
+                                call.collective == Collective::kBroadcast
+                            ? 1
+                            : static_cast<size_t>(n);
+  const size_t largest = call.count * blocks * dataTypeSize(call.dtype);
+  if (how == Mode::kOff || m == nullptr || call.device < 0 || !hasDirectForm(call.collective) || inGroup() ||
+      (order && !boundStreams) || largest < minBytes)
     return Status::ok();
   if (!allOnOneHost(*comm)) {
     if (how == Mode::kRequire) return notSupported("BRAID_CUDA_IPC=require: the ranks are on several hosts");
@@ -374,11 +475,16 @@ Status launchDirectAllReduce(const std::shared_ptr<Communicator>& comm, Stream* 
   direct->m = m;
   direct->ws = ws;
   direct->c = call;
-  direct->nranks = comm->nranks();
+  direct->nranks = n;
   direct->rank = comm->rank();
   direct->es = dataTypeSize(call.dtype);
-  direct->chunkElems = ws->halfBytes() / direct->es;
-  direct->chunks = (call.count + direct->chunkElems - 1) / direct->chunkElems;
+  if (!direct->plan()) {
+    direct->m = nullptr;  // nothing acquired
+    if (how == Mode::kRequire)
+      return notSupported("BRAID_CUDA_IPC=require: a workspace half of " + std::to_string(ws->halfBytes()) +
+                          " bytes holds no piece of " + std::to_string(n) + " blocks");
+    return Status::ok();
+  }
   BRAID_RETURN_IF_ERROR(direct->build(*comm));
   *taken = true;
   if (stream == nullptr) return direct->run(*comm, nullptr);

@@ -229,18 +229,20 @@ TEST_P(DeviceBuffers, GroupsMixDeviceAndHostBuffersOnABoundStream) {
   });
 }
 
-// All-reduces between ranks of one host go device to device over CUDA IPC
+// Collectives between ranks of one host go device to device over CUDA IPC
 // (core/device_direct.h). BRAID_CUDA_IPC=require turns a fallback to staging
-// into an error, so the matrix's all-reduces (every dtype, op and count,
-// inline and on a braid stream) must have gone that way; small workspaces
-// cut the bigger counts into many chunks and uneven slices. The fake module
+// into an error, so the matrix's all-reduces, reduces, broadcasts,
+// all-gathers, reduce-scatters and all-to-alls (every dtype, op, root and
+// count, in place and not, inline and on a braid stream) must have gone that
+// way; small workspaces cut the bigger counts into many chunks and uneven
+// slices. The fake module
 // maps its "device memory" between processes like IPC and reduces with the
 // CPU kernels.
 class IpcEnv {
  public:
   IpcEnv() {
     setenv("BRAID_CUDA_IPC", "require", 1);
-    setenv("BRAID_CUDA_IPC_CHUNK_BYTES", "4096", 1);
+    setenv("BRAID_CUDA_IPC_CHUNK_BYTES", "16384", 1);
     setenv("BRAID_CUDA_IPC_MIN_BYTES", "0", 1);
   }
   ~IpcEnv() {
@@ -249,7 +251,7 @@ class IpcEnv {
   }
 };
 
-TEST_P(DeviceBuffers, AllReduceGoesDeviceToDeviceOverIpc) {
+TEST_P(DeviceBuffers, CollectivesGoDeviceToDeviceOverIpc) {
   IpcEnv ipc;
   for (int n : {2, 3}) {
     SCOPED_TRACE("ranks " + std::to_string(n));
@@ -266,7 +268,7 @@ TEST_P(DeviceBuffers, AllReduceGoesDeviceToDeviceOverIpc) {
 
 // On a CUDA-bound stream, which stages unless BRAID_CUDA_IPC_BOUND=1: the
 // H200 gave wrong values this way (core/device_direct.cc); the fake passes.
-TEST_P(DeviceBuffers, AllReduceGoesDeviceToDeviceOnABoundStream) {
+TEST_P(DeviceBuffers, CollectivesGoDeviceToDeviceOnABoundStream) {
   IpcEnv ipc;
   setenv("BRAID_CUDA_IPC_BOUND", "1", 1);
   runRanks(ranks(3), [](RankContext& ctx) {
