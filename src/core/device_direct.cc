@@ -144,13 +144,17 @@ Status DeviceDirect::setUp(Communicator& comm, size_t halfBytes) {
   {
     DeviceScope scope(m_, device_);
     void* p = nullptr;
-    int err = scope.status().isOk() ? m_.alloc(&p, 2 * halfBytes) : -1;
+    // The kernels the workers will launch, loaded here on the calling thread.
+    int err = scope.status().isOk() ? m_.preloadKernels() : -1;
+    if (err != 0 && scope.status().isOk())
+      why = std::string("loading the reduction kernels: ") + m_.errorString(err);
+    if (err == 0) err = m_.alloc(&p, 2 * halfBytes);
     if (err == 0) {
       mine_ = static_cast<uint8_t*>(p);
       mine.base = reinterpret_cast<uintptr_t>(p);
       err = m_.ipcGetHandle(p, mine.handle);
       if (err != 0) why = std::string("cudaIpcGetMemHandle: ") + m_.errorString(err);
-    } else {
+    } else if (why.empty()) {
       why = scope.status().isOk() ? std::string("cudaMalloc of the workspace: ") + m_.errorString(err)
                                   : scope.status().message();
     }

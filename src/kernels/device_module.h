@@ -21,7 +21,7 @@ namespace braid::kernels {
 // Bumped whenever the table changes shape; the loader refuses other versions
 // (a libbraid-cuda.so from another build must not be called through a
 // mismatched table).
-constexpr uint32_t kDeviceModuleAbi = 3;
+constexpr uint32_t kDeviceModuleAbi = 4;
 
 // cudaIpcMemHandle_t, carried as bytes between processes.
 constexpr size_t kIpcHandleBytes = 64;
@@ -90,6 +90,11 @@ struct DeviceModule {
   int (*ipcGetHandle)(void* p, void* handle);
   int (*ipcOpenHandle)(const void* handle, void** p);
   int (*ipcCloseHandle)(void* p);
+  // Loads every reduce and divide kernel for the current device now. CUDA
+  // loads kernels lazily, at their first launch, under locks that a thread
+  // blocked in another CUDA call may hold; callers that will launch from a
+  // braid worker (core/device_direct.h) preload on the user's thread.
+  int (*preloadKernels)();
 };
 
 // The one symbol the module exports.

@@ -245,6 +245,7 @@ int ipcOpenHandle(const void* handle, void** p) {
   return 0;
 }
 int ipcCloseHandle(void* p) { return unmapBlock(p); }
+int preloadKernels() { return 0; }
 
 const DeviceModule kModule = {braid::kernels::kDeviceModuleAbi,
                               errorString,
@@ -273,7 +274,8 @@ const DeviceModule kModule = {braid::kernels::kDeviceModuleAbi,
                               flagWaitMechanism,
                               ipcGetHandle,
                               ipcOpenHandle,
-                              ipcCloseHandle};
+                              ipcCloseHandle,
+                              preloadKernels};
 
 }  // namespace
 

@@ -30,6 +30,8 @@ int reduce(void* d, const void* a, const void* b, size_t n, int dtype, int op, v
 int divide(void* p, size_t n, int dtype, uint64_t divisor, void* stream);
 int encode(const DeviceCodec* p, const void* src, size_t n, void* dst, void* stream);
 int decode(const DeviceCodec* p, const void* src, size_t n, void* dst, void* stream);
+// Loads every reduce and divide kernel of the current device (prepareElementwise).
+int preloadReduceKernels();
 
 // How n elements split between the vector loop and the scalar path: units of
 // `per` elements from element `head` on; elements [0, head) and
@@ -167,10 +169,28 @@ __global__ void __launch_bounds__(kBlockThreads) elementwiseKernel(Op op, size_t
   for (size_t j = t; j < scalar; j += stride) op.one(j < head ? j : tail + (j - head));
 }
 
+// The resident blocks per SM of elementwiseKernel<Op>, once known.
+template <class Op>
+inline std::atomic<int> gElementwiseBlocksPerSm{0};
+
+// Loads elementwiseKernel<Op> and learns its occupancy now. CUDA loads a
+// kernel lazily at its first launch, under locks that a thread blocked in
+// another CUDA call may hold; preloadKernels() does this on the user's thread
+// so that a braid worker's first launch is only a launch.
+template <class Op>
+int prepareElementwise() {
+  cudaFuncAttributes attributes;
+  const void* kernel = reinterpret_cast<const void*>(&elementwiseKernel<Op>);
+  if (cudaError_t err = cudaFuncGetAttributes(&attributes, kernel); err != cudaSuccess)
+    return static_cast<int>(err);
+  (void)blocksPerSm(gElementwiseBlocksPerSm<Op>, kernel);
+  return 0;
+}
+
 template <class Op>
 int launchElementwise(const Op& op, size_t n, Split split, cudaStream_t s) {
-  static std::atomic<int> cache{0};
-  const int perSm = blocksPerSm(cache, reinterpret_cast<const void*>(&elementwiseKernel<Op>));
+  const int perSm =
+      blocksPerSm(gElementwiseBlocksPerSm<Op>, reinterpret_cast<const void*>(&elementwiseKernel<Op>));
   const unsigned grid = gridFor(split.units ? split.units : n, perSm);
   elementwiseKernel<Op><<<grid, kBlockThreads, 0, s>>>(op, n, split);
   return static_cast<int>(cudaGetLastError());

@@ -70,7 +70,8 @@ const DeviceModule kModule = {kDeviceModuleAbi,
                               flagWaitMechanism,
                               ipcGetHandle,
                               ipcOpenHandle,
-                              ipcCloseHandle};
+                              ipcCloseHandle,
+                              preloadReduceKernels};
 
 }  // namespace
 }  // namespace braid::kernels::cuda

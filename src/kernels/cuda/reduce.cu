@@ -169,7 +169,40 @@ int launchDivideInt(void* p, size_t n, uint64_t divisor, cudaStream_t s) {
   return launchDivide<DivideIntBig<T>>(p, n, minByItself, s);
 }
 
+template <class S>
+int prepareReduce() {
+  for (int err : {prepareElementwise<ReduceElems<S, SumOp>>(), prepareElementwise<ReduceElems<S, ProdOp>>(),
+                  prepareElementwise<ReduceElems<S, MaxOp>>(), prepareElementwise<ReduceElems<S, MinOp>>()})
+    if (err) return err;
+  return 0;
+}
+template <class T>
+int prepareDivideInt() {
+  const int err = prepareElementwise<DivideElems<DivideInt<T>>>();
+  return err ? err : prepareElementwise<DivideElems<DivideIntBig<T>>>();
+}
+template <class S, class F>
+int prepareDivideFloat() {
+  const int err = prepareElementwise<DivideElems<DivideFloat<S, F>>>();
+  return err ? err : prepareElementwise<DivideElems<ScaleFloat<S, F>>>();
+}
+
 }  // namespace
+
+int preloadReduceKernels() {
+  for (int err : {prepareReduce<Plain<int8_t>>(), prepareReduce<Plain<uint8_t>>(), prepareReduce<Plain<int32_t>>(),
+                  prepareReduce<Plain<uint32_t>>(), prepareReduce<Plain<int64_t>>(),
+                  prepareReduce<Plain<uint64_t>>(), prepareReduce<Half>(), prepareReduce<Plain<float>>(),
+                  prepareReduce<Plain<double>>(), prepareReduce<Bf16>(), prepareReduce<Fp8<FastE4m3>>(),
+                  prepareReduce<Fp8<FastE5m2>>(), prepareDivideInt<int8_t>(), prepareDivideInt<uint8_t>(),
+                  prepareDivideInt<int32_t>(), prepareDivideInt<uint32_t>(), prepareDivideInt<int64_t>(),
+                  prepareDivideInt<uint64_t>(), prepareDivideFloat<Half, float>(),
+                  prepareDivideFloat<Plain<float>, float>(), prepareDivideFloat<Plain<double>, double>(),
+                  prepareDivideFloat<Bf16, float>(), prepareDivideFloat<Fp8<FastE4m3>, float>(),
+                  prepareDivideFloat<Fp8<FastE5m2>, float>()})
+    if (err) return err;
+  return 0;
+}
 
 // DataType order (base/types.h, NCCL's): Int8, Uint8, Int32, Uint32, Int64,
 // Uint64, Float16, Float32, Float64, Bfloat16, Float8e4m3, Float8e5m2.
