@@ -441,9 +441,14 @@ Status launchDirect(const std::shared_ptr<Communicator>& comm, Stream* stream, C
   const Mode how = mode();
   const kernels::DeviceModule* m = kernels::deviceModule();
   // Calls on a braid stream bound to a CUDA stream stage for now: on the
-  // H200 the device-direct path hung there and gave wrong results (3 ranks,
-  // the bound-stream matrix), not yet understood; BRAID_CUDA_IPC_BOUND=1
-  // lets them through (the fake module passes that way). Small calls stage
+  // H200 (3 ranks, the bound-stream matrix) rank 0, the only rank with a
+  // slice to reduce in the first calls (count 1), so the only one launching
+  // a kernel from its worker, never reached a barrier of the first
+  // device-direct call; its peers timed out there, and the test then read
+  // outputs those failed calls never wrote. Lazy kernel loading while the
+  // user's thread sat in another CUDA call is the suspect (preloadKernels
+  // now runs at setup), not yet checked; BRAID_CUDA_IPC_BOUND=1 lets such
+  // calls through (the fake module passes that way). Small calls stage
   // too (see kDefaultMinBytes). Every one of these choices depends only on
   // what every rank's call has alike.
   static const size_t minBytes = minBytesFromEnv();
