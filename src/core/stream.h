@@ -9,6 +9,7 @@
 // callers freed after synchronizing.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -58,13 +59,24 @@ class Stream {
   std::condition_variable workQueued_;
   std::condition_variable drained_;
   struct Work {
+    Work(std::shared_ptr<Communicator>&& c, uint64_t t, Op&& o)
+        : comm(std::move(c)), ticket(t), op(std::move(o)) {}
+    explicit Work(std::function<Status()>&& f) : closure(std::move(f)) {}
     std::shared_ptr<Communicator> comm;  // an op: comm->run(ticket, op)
     uint64_t ticket = 0;
     Op op;
     std::function<Status()> closure;  // anything else (comm is null)
   };
-  void push(Work&& work);
+  // Queues a Work built in place from `args` (an op is moved once, from the
+  // caller's Op into the queue: this is on every stream call's path).
+  template <typename... Args>
+  void push(Args&&... args);
+  // Polls (yielding) until a push after `pushesSeen`, or a short while.
+  void pollForWork(uint64_t pushesSeen);
   SegmentedQueue<Work> queue_;
+  // Pushes so far, read without the lock by the idle worker's poll.
+  std::atomic<uint64_t> pushes_{0};
+  bool workerAsleep_ = false;  // waiting on workQueued_: a push must notify
   bool running_ = false;  // an item is executing
   bool stopping_ = false;
   Status firstError_;

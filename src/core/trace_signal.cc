@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "core/communicator.h"
 
 namespace braid::core {
@@ -35,6 +36,7 @@ Registry& registry() {
 }
 
 void watcher() {
+  nameThisThread("braid-sigusr1");
   char buf[64];
   for (;;) {
     ssize_t n = read(wakePipe[0], buf, sizeof(buf));

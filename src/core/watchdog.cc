@@ -9,6 +9,7 @@
 
 #include "base/deadline.h"
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "core/bootstrap/bootstrap.h"
 #include "core/bootstrap/gatekeeper.h"
 #include "transports/net/auth.h"
@@ -243,6 +244,7 @@ void Watchdog::beatAndCheck(uint64_t now) {
 }
 
 void Watchdog::run() {
+  nameThisThread("braid-watchdog");
   log::setThreadRank(rank_);
   const uint64_t periodNs = uint64_t(options_.heartbeatMs) * 1000000ull;
   uint64_t nextBeat = nowNs() + periodNs;

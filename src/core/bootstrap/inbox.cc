@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace braid::bootstrap {
 
@@ -41,6 +42,7 @@ Status Inbox::start() {
 }
 
 void Inbox::run() {
+  nameThisThread("braid-inbox");
   log::setThreadRank(rank_);
   for (;;) {
     {

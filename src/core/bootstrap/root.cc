@@ -12,6 +12,7 @@
 
 #include "base/env.h"
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "core/bootstrap/root_server.h"
 #include "transports/net/auth.h"
 
@@ -43,7 +44,10 @@ class Registry {
     entry->owner = getpid();
     entry->server = std::move(server);
     RootServer* raw = entry->server.get();
-    entry->thread = std::thread([raw] { raw->run(); });
+    entry->thread = std::thread([raw] {
+      nameThisThread("braid-root");
+      raw->run();
+    });
     entries_.push_back(std::move(entry));
   }
 

@@ -55,6 +55,25 @@ TEST(SegmentedQueue, FrontStaysPutWhilePushesAddSegments) {
   EXPECT_EQ(*first, 1);
 }
 
+TEST(SegmentedQueue, KeepsAsManySparesAsTheLastBurstUsed) {
+  SegmentedQueue<int, 4, 2> q;
+  auto burst = [&](int items) {
+    for (int i = 0; i < items; ++i) q.push(int{i});
+    for (int i = 0; i < items; ++i) {
+      ASSERT_EQ(q.front(), i);
+      q.pop();
+    }
+  };
+  burst(40);  // 10 segments
+  EXPECT_EQ(q.spareSegments(), 10u);
+  burst(40);  // the same burst again takes only spares
+  EXPECT_EQ(q.spareSegments(), 10u);
+  burst(12);  // a smaller burst: the spares shrink to its 3 segments
+  EXPECT_EQ(q.spareSegments(), 3u);
+  burst(1);  // never below the floor of 2
+  EXPECT_EQ(q.spareSegments(), 2u);
+}
+
 TEST(SegmentedQueue, DestroysALongChainWithoutRecursingThroughIt) {
   auto q = std::make_unique<SegmentedQueue<int, 1, 0>>();
   for (int i = 0; i < 1000000; ++i) q->push(int{i});  // a million one-item segments
