@@ -81,13 +81,13 @@ TEST_P(DeviceBuffers, MatrixOnStream) {
 
 // The matrix on a braid stream bound to a CUDA stream of this rank's own;
 // hostToo: then again on host buffers.
-void matrixOnBoundStream(RankContext& ctx, bool hostToo) {
+void matrixOnBoundStream(RankContext& ctx, const MatrixOptions& matrix, bool hostToo) {
   const DeviceMemory* device = openOrFail();
   if (!device) return;
   void* cudaStream = device->createStream();
   braidStream_t bound = nullptr;
   ASSERT_EQ(braidStreamWrapCuda(cudaStream, &bound), braidSuccess) << braidGetLastError(nullptr);
-  MatrixOptions m = deviceMatrix();
+  MatrixOptions m = matrix;
   runOnStream(buildMatrix(ctx.nranks, m), ctx.comm, ctx.rank, ctx.nranks, ctx.shared, 16, device, bound);
   if (hostToo) {
     m.bigCount = 0;
@@ -101,7 +101,7 @@ void matrixOnBoundStream(RankContext& ctx, bool hostToo) {
 // The matrix again on a braid stream bound to a CUDA stream: host and device
 // buffers both go through the binding's ordering.
 TEST_P(DeviceBuffers, MatrixOnCudaBoundStream) {
-  runRanks(ranks(3), [](RankContext& ctx) { matrixOnBoundStream(ctx, true); });
+  runRanks(ranks(3), [](RankContext& ctx) { matrixOnBoundStream(ctx, deviceMatrix(), true); });
 }
 
 // Work queued on the CUDA stream before the collective is its input; work
@@ -257,18 +257,29 @@ class IpcEnv {
   }
 };
 
+// The big count of the IPC matrices: 12289 = 3 * 4096 + 1 elements (48 KiB
+// of floats) spans several 16 KiB workspace chunks and ends in a short one,
+// and splits unevenly between 2 or 3 ranks. Each chunk costs the ranks a few
+// barriers, so the staging matrices' 2^18 (hundreds of chunks a call) would
+// only repeat the same steps: with it this test took 38 s of CI's time.
+MatrixOptions ipcMatrix() {
+  MatrixOptions m;
+  m.bigCount = 3 * 4096 + 1;
+  return m;
+}
+
 TEST_P(DeviceBuffers, CollectivesGoDeviceToDeviceOverIpc) {
   IpcEnv ipc;
   for (int n : {2, 3}) {
     SCOPED_TRACE("ranks " + std::to_string(n));
     runRanks(ranks(n), [n](RankContext& ctx) {
       if (const DeviceMemory* device = openOrFail())
-        runInline(buildMatrix(n, deviceMatrix()), ctx.comm, ctx.rank, n, ctx.shared, device);
+        runInline(buildMatrix(n, ipcMatrix()), ctx.comm, ctx.rank, n, ctx.shared, device);
     });
   }
   runRanks(ranks(3), [](RankContext& ctx) {
     if (const DeviceMemory* device = openOrFail())
-      runOnStream(buildMatrix(3, deviceMatrix()), ctx.comm, ctx.rank, 3, ctx.shared, 16, device);
+      runOnStream(buildMatrix(3, ipcMatrix()), ctx.comm, ctx.rank, 3, ctx.shared, 16, device);
   });
 }
 
@@ -277,7 +288,7 @@ TEST_P(DeviceBuffers, CollectivesGoDeviceToDeviceOverIpc) {
 TEST_P(DeviceBuffers, CollectivesGoDeviceToDeviceOnABoundStream) {
   IpcEnv ipc;
   setenv("BRAID_CUDA_IPC_BOUND", "1", 1);
-  runRanks(ranks(3), [](RankContext& ctx) { matrixOnBoundStream(ctx, false); });
+  runRanks(ranks(3), [](RankContext& ctx) { matrixOnBoundStream(ctx, ipcMatrix(), false); });
   runRanks(ranks(2), [](RankContext& ctx) { orderedAllReduce(ctx, (size_t{1} << 20) + 3); });
   unsetenv("BRAID_CUDA_IPC_BOUND");
 }
