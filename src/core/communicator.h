@@ -49,7 +49,7 @@ class Bootstrap;
 }
 
 namespace braid::core {
-class DeviceDirect;  // device_direct.h
+class IpcWorkspaces;  // ipc_workspaces.h
 }
 
 namespace braid::core {
@@ -119,7 +119,7 @@ class Communicator {
   // The device-direct workspaces (device_direct.h), set up under the mutex by
   // the first call that needs them; freed with the communicator.
   std::mutex& deviceDirectMutex() { return deviceDirectMu_; }
-  std::shared_ptr<DeviceDirect>& deviceDirect() { return deviceDirect_; }
+  std::shared_ptr<IpcWorkspaces>& deviceDirect() { return deviceDirect_; }
 
   // Writes the flight recorder as JSON to `path` ("" = the default file in
   // BRAID_TRACE_DIR, or the current directory).
@@ -165,7 +165,7 @@ class Communicator {
   const int nranks_, rank_;
   const CommConfig config_;
   std::mutex deviceDirectMu_;
-  std::shared_ptr<DeviceDirect> deviceDirect_;  // guarded by deviceDirectMu_
+  std::shared_ptr<IpcWorkspaces> deviceDirect_;  // guarded by deviceDirectMu_
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   Connections connections_;
   ExecutorMemory memory_;

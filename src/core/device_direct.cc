@@ -1,7 +1,5 @@
 #include "core/device_direct.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -12,57 +10,13 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "core/device_pools.h"
+#include "core/device_queue.h"
 #include "core/device_staging.h"
+#include "core/ipc_workspaces.h"
 #include "core/launch.h"
 #include "kernels/device_loader.h"
 
 namespace braid::core {
-
-// The communicator's workspaces: this rank's, and every peer's mapped here.
-class DeviceDirect {
- public:
-  DeviceDirect(const kernels::DeviceModule& m, int device) : m_(m), device_(device) {}
-  ~DeviceDirect() {
-    DeviceScope scope(m_, device_);
-    for (size_t r = 0; r < bases_.size(); ++r)
-      if (opened_[r]) (void)m_.ipcCloseHandle(bases_[r]);
-    if (mine_) (void)m_.release(mine_);
-  }
-  DeviceDirect(const DeviceDirect&) = delete;
-  DeviceDirect& operator=(const DeviceDirect&) = delete;
-
-  // Collective: every rank of comm at the same call. A failure the ranks
-  // agreed on leaves the workspaces unusable (usable() false, reason() why);
-  // only a failing communicator is an error.
-  Status setUp(Communicator& comm, size_t halfBytes);
-
-  bool usable() const { return usable_; }
-  const std::string& reason() const { return reason_; }
-  int device() const { return device_; }
-  size_t halfBytes() const { return halfBytes_; }
-  // Rank r's input half (the chunk's input) and output half (its slice's result).
-  uint8_t* in(int r) const { return bases_[r]; }
-  uint8_t* out(int r) const { return bases_[r] + halfBytes_; }
-
- private:
-  struct Record {
-    uint8_t handle[kernels::kIpcHandleBytes];
-    uint64_t base;  // for a peer in this same process, which cannot open its own handle
-    int32_t pid;
-    int32_t exported;  // 0: this rank could not allocate or export
-  };
-  Status allGather(Communicator& comm, const Record& mine, std::vector<Record>* all);
-  Status agree(Communicator& comm, bool ok, bool* everyone);
-
-  const kernels::DeviceModule& m_;
-  const int device_;
-  size_t halfBytes_ = 0;
-  uint8_t* mine_ = nullptr;
-  std::vector<uint8_t*> bases_;
-  std::vector<bool> opened_;
-  bool usable_ = false;
-  std::string reason_;
-};
 
 namespace {
 
@@ -100,116 +54,31 @@ size_t minBytesFromEnv() {
   return configured >= 0 && error.empty() ? static_cast<size_t>(configured) : kDefaultMinBytes;
 }
 
-// A one-integer all-reduce (min) in place on *value: the barrier, and the vote.
-Status buildMinOp(Communicator& comm, int32_t* value, Op* op) {
-  algo::CollectiveArgs args = comm.argsFor(algo::Collective::kAllReduce);
-  args.count = 1;
-  args.dtype = DataType::kInt32;
-  args.op = RedOp::kMin;
-  return comm.buildCollective(args, value, value, op);
-}
-
 bool allOnOneHost(const Communicator& comm) {
   const std::vector<int>& hostOf = comm.topology().hostOf;
   return !hostOf.empty() && std::all_of(hostOf.begin(), hostOf.end(), [&](int h) { return h == hostOf[0]; });
 }
 
-}  // namespace
-
-Status DeviceDirect::allGather(Communicator& comm, const Record& mine, std::vector<Record>* all) {
-  all->assign(comm.nranks(), Record{});
-  algo::CollectiveArgs args = comm.argsFor(algo::Collective::kAllGather);
-  args.count = sizeof(Record);
-  args.dtype = DataType::kUint8;
-  Op op;
-  BRAID_RETURN_IF_ERROR(comm.buildCollective(args, &mine, all->data(), &op));
-  return comm.runInline(op);
-}
-
-Status DeviceDirect::agree(Communicator& comm, bool ok, bool* everyone) {
-  int32_t vote = ok ? 1 : 0;
-  Op op;
-  BRAID_RETURN_IF_ERROR(buildMinOp(comm, &vote, &op));
-  BRAID_RETURN_IF_ERROR(comm.runInline(op));
-  *everyone = vote == 1;
-  return Status::ok();
-}
-
-Status DeviceDirect::setUp(Communicator& comm, size_t halfBytes) {
-  const int n = comm.nranks(), me = comm.rank();
-  halfBytes_ = halfBytes;
-  Record mine{};
-  mine.pid = static_cast<int32_t>(getpid());
-  std::string why;
-  {
-    DeviceScope scope(m_, device_);
-    void* p = nullptr;
-    // The kernels the workers will launch, loaded here on the calling thread.
-    int err = scope.status().isOk() ? m_.preloadKernels() : -1;
-    if (err != 0 && scope.status().isOk())
-      why = std::string("loading the reduction kernels: ") + m_.errorString(err);
-    if (err == 0) err = m_.alloc(&p, 2 * halfBytes);
-    if (err == 0) {
-      mine_ = static_cast<uint8_t*>(p);
-      mine.base = reinterpret_cast<uintptr_t>(p);
-      err = m_.ipcGetHandle(p, mine.handle);
-      if (err != 0) why = std::string("cudaIpcGetMemHandle: ") + m_.errorString(err);
-    } else if (why.empty()) {
-      why = scope.status().isOk() ? std::string("cudaMalloc of the workspace: ") + m_.errorString(err)
-                                  : scope.status().message();
-    }
-    mine.exported = err == 0 ? 1 : 0;
-  }
-  std::vector<Record> all;
-  BRAID_RETURN_IF_ERROR(allGather(comm, mine, &all));
-  bool ok = true;
-  for (int r = 0; r < n && ok; ++r)
-    if (!all[r].exported) {
-      ok = false;
-      if (why.empty()) why = "rank " + std::to_string(r) + " could not export a workspace";
-    }
-  bases_.assign(n, nullptr);
-  opened_.assign(n, false);
-  if (ok) {
-    DeviceScope scope(m_, device_);
-    for (int r = 0; r < n && ok; ++r) {
-      if (r == me || all[r].pid == mine.pid) {
-        bases_[r] = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(all[r].base));
-        continue;
-      }
-      void* p = nullptr;
-      if (int err = m_.ipcOpenHandle(all[r].handle, &p); err != 0) {
-        ok = false;
-        why = "cudaIpcOpenMemHandle of rank " + std::to_string(r) + "'s workspace: " + m_.errorString(err);
-        break;
-      }
-      bases_[r] = static_cast<uint8_t*>(p);
-      opened_[r] = true;
-    }
-  }
-  bool everyone = false;
-  BRAID_RETURN_IF_ERROR(agree(comm, ok, &everyone));
-  usable_ = everyone;
-  if (!usable_) {
-    reason_ = why.empty() ? "another rank could not map this rank's workspace" : why;
-    BRAID_INFO("device buffers: collectives stage through host memory (no CUDA IPC between the ranks: %s)",
-               reason_.c_str());
-  } else {
-    BRAID_INFO(
-        "device buffers: collectives go device to device over CUDA IPC (%d ranks, %zu-byte workspace halves)",
-        n, halfBytes_);
-  }
-  return Status::ok();
-}
-
-namespace {
-
 using algo::Collective;
+
+// Blocks of `count` elements in one chunk of a workspace half: a piece of
+// every rank's block for reduce-scatter and all-to-all, else one block.
+size_t blocksPerChunk(Collective c, int nranks) {
+  return c == Collective::kReduceScatter || c == Collective::kAllToAll ? static_cast<size_t>(nranks) : 1;
+}
+
+// The largest buffer of a call, in multiples of `count`: all-gather's output,
+// reduce-scatter's input and all-to-all's buffers hold a block per rank.
+size_t largestBufferBlocks(Collective c, int nranks) {
+  return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kBroadcast
+             ? 1
+             : static_cast<size_t>(nranks);
+}
 
 // One call, from enqueue to its end.
 struct DirectCall {
   const kernels::DeviceModule* m = nullptr;
-  std::shared_ptr<DeviceDirect> ws;
+  std::shared_ptr<IpcWorkspaces> ws;
   DirectRequest c;
   int nranks = 1, rank = 0;
   size_t es = 1;
@@ -236,10 +105,7 @@ struct DirectCall {
 
   // Whether the call fits the workspaces (every block's piece of a chunk).
   bool plan() {
-    const size_t blocks = c.collective == Collective::kReduceScatter || c.collective == Collective::kAllToAll
-                              ? static_cast<size_t>(nranks)
-                              : 1;
-    unit = ws->halfBytes() / (blocks * es);
+    unit = ws->halfBytes() / (blocksPerChunk(c.collective, nranks) * es);
     if (unit == 0) return false;
     chunks = (c.count + unit - 1) / unit;
     return true;
@@ -406,12 +272,12 @@ struct DirectCall {
   }
 };
 
-std::shared_ptr<DeviceDirect> workspacesOf(Communicator& comm, const kernels::DeviceModule& m, int device,
-                                           Status* status) {
+std::shared_ptr<IpcWorkspaces> workspacesOf(Communicator& comm, const kernels::DeviceModule& m, int device,
+                                            Status* status) {
   std::lock_guard<std::mutex> lock(comm.deviceDirectMutex());
-  std::shared_ptr<DeviceDirect>& ws = comm.deviceDirect();
+  std::shared_ptr<IpcWorkspaces>& ws = comm.deviceDirect();
   if (!ws) {
-    auto made = std::make_shared<DeviceDirect>(m, device);
+    auto made = std::make_shared<IpcWorkspaces>(m, device);
     *status = made->setUp(comm, halfBytesFromEnv());
     if (!status->isOk()) return nullptr;
     ws = std::move(made);
@@ -454,11 +320,7 @@ Status launchDirect(const std::shared_ptr<Communicator>& comm, Stream* stream, C
   static const size_t minBytes = minBytesFromEnv();
   static const bool boundStreams = env::getString("BRAID_CUDA_IPC_BOUND") == "1";
   const int n = comm->nranks();
-  const size_t blocks = call.collective == Collective::kAllReduce || call.collective == Collective::kReduce ||
-                                call.collective == Collective::kBroadcast
-                            ? 1
-                            : static_cast<size_t>(n);
-  const size_t largest = call.count * blocks * dataTypeSize(call.dtype);
+  const size_t largest = call.count * largestBufferBlocks(call.collective, n) * dataTypeSize(call.dtype);
   if (how == Mode::kOff || m == nullptr || call.device < 0 || !hasDirectForm(call.collective) || inGroup() ||
       (order && !boundStreams) || largest < minBytes)
     return Status::ok();
@@ -467,7 +329,7 @@ Status launchDirect(const std::shared_ptr<Communicator>& comm, Stream* stream, C
     return Status::ok();
   }
   Status s;
-  std::shared_ptr<DeviceDirect> ws = workspacesOf(*comm, *m, call.device, &s);
+  std::shared_ptr<IpcWorkspaces> ws = workspacesOf(*comm, *m, call.device, &s);
   BRAID_RETURN_IF_ERROR(s);
   if (!ws->usable()) {
     if (how == Mode::kRequire) return notSupported("BRAID_CUDA_IPC=require: " + ws->reason());
@@ -497,20 +359,7 @@ Status launchDirect(const std::shared_ptr<Communicator>& comm, Stream* stream, C
   BRAID_RETURN_IF_ERROR(direct->build(*comm));
   *taken = true;
   if (stream == nullptr) return direct->run(*comm, nullptr);
-  if (order) {
-    BRAID_RETURN_IF_ERROR(order->markReady(&direct->ready, &direct->sequence));
-    direct->order = order;
-  }
-  std::vector<uint64_t> tickets;
-  tickets.reserve(direct->barriers.size());
-  for (Op& op : direct->barriers) tickets.push_back(comm->takeTicket(op));
-  const uint32_t sequence = direct->sequence;
-  stream->enqueue([comm, queued = direct, tickets = std::move(tickets)]() mutable {
-    Status st = queued->run(*comm, tickets.data());
-    queued.reset();
-    return st;
-  });
-  return order ? order->holdStream(sequence) : Status::ok();
+  return queueDeviceCall(comm, *stream, order, direct, direct->barriers);
 }
 
 }  // namespace braid::core

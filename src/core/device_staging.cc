@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ranges>
 #include <vector>
 
 #include "base/env.h"
 #include "base/log.h"
 #include "core/device_pools.h"
+#include "core/device_queue.h"
 #include "core/launch.h"
 #include "kernels/device_loader.h"
 
@@ -338,20 +340,9 @@ Status launchCall(const std::shared_ptr<Communicator>& comm, Stream* stream, Cud
   if (stream == nullptr) return call->run(*comm, nullptr);
   if (call->aBytes) BRAID_RETURN_IF_ERROR(stream->staging().take(*call->m, 0, call->aBytes, &call->a));
   if (call->bBytes) BRAID_RETURN_IF_ERROR(stream->staging().take(*call->m, 1, call->bBytes, &call->b));
-  if (order) {
-    BRAID_RETURN_IF_ERROR(order->markReady(&call->ready, &call->sequence));
-    call->order = order;
-  }
-  std::vector<uint64_t> tickets;
-  tickets.reserve(call->pieces.size());
-  for (Piece& p : call->pieces) tickets.push_back(comm->takeTicket(p.op));
-  const uint32_t sequence = call->sequence;
-  stream->enqueue([comm, queued = call, tickets = std::move(tickets)]() mutable {
-    Status s = queued->run(*comm, tickets.data());
-    queued.reset();  // back to the pools before the stream reports idle
-    return s;
-  });
-  return order ? order->holdStream(sequence) : Status::ok();
+  return queueDeviceCall(
+      comm, *stream, order, call,
+      call->pieces | std::views::transform([](const Piece& p) -> const Op& { return p.op; }));
 }
 
 Status checkDevices(int inDevice, int outDevice, const CudaStreamOrder* order) {
