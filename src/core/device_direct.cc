@@ -359,7 +359,8 @@ Status launchDirect(const std::shared_ptr<Communicator>& comm, Stream* stream, C
   BRAID_RETURN_IF_ERROR(direct->build(*comm));
   *taken = true;
   if (stream == nullptr) return direct->run(*comm, nullptr);
-  return queueDeviceCall(comm, *stream, order, direct, direct->barriers);
+  return queueDeviceCall(comm, *stream, order, direct, direct->barriers.size(),
+                         [&](size_t k) -> const Op& { return direct->barriers[k]; });
 }
 
 }  // namespace braid::core

@@ -11,6 +11,7 @@
 //      (CudaStreamOrder::holdStream).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -26,16 +27,19 @@ namespace braid::core {
 
 // Call: holds `CudaStreamOrder* order`, `void* ready` and `uint32_t
 // sequence`, and runs with `Status run(Communicator&, const uint64_t*
-// tickets)`; ops: a range of the Ops it runs, in the order of their tickets.
-template <typename Call, typename Ops>
+// tickets)`; opOf(k), k < opCount: the Ops it runs, in the order of their
+// tickets. (An accessor, not a range: clang 14's std::views do not build
+// with libstdc++ 12, the sanitizer builds' pair.)
+template <typename Call, typename OpOf>
 Status queueDeviceCall(const std::shared_ptr<Communicator>& comm, Stream& stream, CudaStreamOrder* order,
-                       std::shared_ptr<Call> call, const Ops& ops) {
+                       std::shared_ptr<Call> call, size_t opCount, const OpOf& opOf) {
   if (order) {
     BRAID_RETURN_IF_ERROR(order->markReady(&call->ready, &call->sequence));
     call->order = order;
   }
   std::vector<uint64_t> tickets;
-  for (const Op& op : ops) tickets.push_back(comm->takeTicket(op));
+  tickets.reserve(opCount);
+  for (size_t k = 0; k < opCount; ++k) tickets.push_back(comm->takeTicket(opOf(k)));
   const uint32_t sequence = call->sequence;
   stream.enqueue([comm, queued = std::move(call), tickets = std::move(tickets)]() mutable {
     Status s = queued->run(*comm, tickets.data());
