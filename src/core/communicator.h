@@ -116,10 +116,10 @@ class Communicator {
   bootstrap::Bootstrap& bootstrap() { return *bootstrap_; }
   uint32_t nextSplitSequence() { return splits_++; }
 
-  // The device-direct workspaces (device_direct.h), set up under the mutex by
+  // The device-direct IPC workspaces (ipc_workspaces.h), set up under the mutex by
   // the first call that needs them; freed with the communicator.
-  std::mutex& deviceDirectMutex() { return deviceDirectMu_; }
-  std::shared_ptr<IpcWorkspaces>& deviceDirect() { return deviceDirect_; }
+  std::mutex& ipcWorkspacesMutex() { return ipcWorkspacesMu_; }
+  std::shared_ptr<IpcWorkspaces>& ipcWorkspaces() { return ipcWorkspaces_; }
 
   // Writes the flight recorder as JSON to `path` ("" = the default file in
   // BRAID_TRACE_DIR, or the current directory).
@@ -164,8 +164,8 @@ class Communicator {
 
   const int nranks_, rank_;
   const CommConfig config_;
-  std::mutex deviceDirectMu_;
-  std::shared_ptr<IpcWorkspaces> deviceDirect_;  // guarded by deviceDirectMu_
+  std::mutex ipcWorkspacesMu_;
+  std::shared_ptr<IpcWorkspaces> ipcWorkspaces_;  // guarded by ipcWorkspacesMu_
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   Connections connections_;
   ExecutorMemory memory_;

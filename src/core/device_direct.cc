@@ -274,8 +274,8 @@ struct DirectCall {
 
 std::shared_ptr<IpcWorkspaces> workspacesOf(Communicator& comm, const kernels::DeviceModule& m, int device,
                                             Status* status) {
-  std::lock_guard<std::mutex> lock(comm.deviceDirectMutex());
-  std::shared_ptr<IpcWorkspaces>& ws = comm.deviceDirect();
+  std::lock_guard<std::mutex> lock(comm.ipcWorkspacesMutex());
+  std::shared_ptr<IpcWorkspaces>& ws = comm.ipcWorkspaces();
   if (!ws) {
     auto made = std::make_shared<IpcWorkspaces>(m, device);
     *status = made->setUp(comm, halfBytesFromEnv());
