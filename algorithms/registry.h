@@ -22,9 +22,11 @@ struct Algorithm {
   Collective collective;
   const char* name;
   Builder build;
-  // Chosen only when BRAID_ALGO names it: the tuner's single-link model cannot
-  // rank it (the hierarchical all-reduce, whose cost depends on the hosts).
-  bool overrideOnly = false;
+  // Ranked by the tuner only when some host has several ranks (the
+  // hierarchical all-reduce): with one rank a host it is its leaders' flat
+  // algorithm under another name. Predicted by its closed form alone, which
+  // reads the hosts; the simulator's fallback does not pass them.
+  bool sharedHostsOnly = false;
 };
 
 void registerAlgorithm(const Algorithm& algorithm);
@@ -83,5 +85,6 @@ struct AlgorithmRegistrar {
 
 #define BRAID_REGISTER_ALGORITHM(ident, collective, name, builder) \
   static ::braid::algo::AlgorithmRegistrar braid_algorithm_registrar_##ident({collective, name, builder})
-#define BRAID_REGISTER_OVERRIDE_ONLY_ALGORITHM(ident, collective, name, builder) \
-  static ::braid::algo::AlgorithmRegistrar braid_algorithm_registrar_##ident({collective, name, builder, true})
+#define BRAID_REGISTER_SHARED_HOSTS_ALGORITHM(ident, collective, name, builder) \
+  static ::braid::algo::AlgorithmRegistrar braid_algorithm_registrar_##ident(   \
+      {collective, name, builder, true})

@@ -113,7 +113,13 @@ Status Builder::build() {
   };
   std::vector<Level> levels;
   Range mine = all;
-  for (int mask = p / 2; mask >= 1; mask /= 2) {
+  // Nearest partner first: with ranks placed on hosts in blocks, the rounds
+  // that move the most bytes (half the vector, then a quarter) stay inside
+  // a host, and only the small late ones cross. Farthest first, the ranks of
+  // a host all sent half the vector across at once through the host's one
+  // link: on 4 hosts x 2 ranks at 1 Gbit/s, 16 MiB took 509 ms this way
+  // against 256 ms nearest first (the flat ring: 246 ms).
+  for (int mask = 1; mask < p; mask *= 2) {
     const int peer = real(v ^ mask);
     const size_t mid = mine.begin + (mine.end - mine.begin) / 2;
     const bool lower = (v & mask) == 0;

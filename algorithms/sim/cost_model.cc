@@ -177,8 +177,13 @@ class Simulation {
   }
 
   bool sameHost(uint32_t s) const { return p_.sameHost(g_.rank[s], g_.peer[s]); }
-  size_t egress(uint32_t s) const { return 2 * size_t(g_.rank[s]) + (sameHost(s) ? 0 : 1); }
-  size_t ingress(uint32_t s) const { return 2 * size_t(g_.peer[s]) + (sameHost(s) ? 0 : 1); }
+  // Across hosts with a shared NIC, a host's ranks use its first rank's port.
+  size_t port(uint32_t rank, bool local) const {
+    if (local) return 2 * size_t(rank);
+    return 2 * size_t(p_.sharedNic ? rank / p_.ranksPerHost * p_.ranksPerHost : rank) + 1;
+  }
+  size_t egress(uint32_t s) const { return port(g_.rank[s], sameHost(s)); }
+  size_t ingress(uint32_t s) const { return port(g_.peer[s], sameHost(s)); }
 
   void kick(size_t eg, double t) {
     if (egressBusy_[eg] || kickPending_[eg]) return;

@@ -10,14 +10,16 @@
 //    at max(send posted, receive posted, a's egress port free, b's ingress
 //    port free) and occupies both ports for alpha + bytes * beta of its link
 //    class (same host or not), so links serialize bytes per direction;
+//    with CostParams::sharedNic, the messages across hosts of all ranks of a
+//    host share one port per direction, the host's NIC;
 //  - local work (reduce, the reduction half of recv-reduce, copy, divide) runs
 //    on the rank's one executor thread, serialized, gamma seconds per byte.
 //
 // Contract: the schedules must match (see schedule.h) and be deadlock-free;
 // otherwise InternalError names a stuck rank. Ranks are placed on hosts in
 // blocks: ranks r and s share a host iff r / ranksPerHost == s / ranksPerHost.
-// Not modelled: a host NIC shared by the ranks of a host, TCP buffering that
-// lets a send finish before its receive is posted, memory contention.
+// Not modelled: TCP buffering that lets a send finish before its receive is
+// posted, memory contention.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +44,15 @@ struct CostParams {
   LinkCost inter;     // between hosts
   double gamma = 0;   // seconds per byte reduced (also charged for copies and divisions)
   int ranksPerHost = 1;
+  // The ranks of a host cross to other hosts through one port per direction
+  // (its NIC), as they do on a real cluster; off, every rank has its own.
+  // The tuner turns it on. Of the closed forms, those of recursive doubling
+  // and halving-doubling all-reduce count it; the ring, chain and
+  // hierarchical schedules cross once per host and direction, so it does
+  // not touch them; the other forms ignore it (optimistic where several
+  // ranks of a host cross at once: trees, binomial, pairwise, Bruck, the
+  // log-round all-gather and reduce-scatter, the barrier).
+  bool sharedNic = false;
 
   bool sameHost(int a, int b) const { return a / ranksPerHost == b / ranksPerHost; }
   const LinkCost& link(int a, int b) const { return sameHost(a, b) ? intra : inter; }

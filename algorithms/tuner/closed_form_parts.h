@@ -31,6 +31,16 @@ inline const LinkCost& roundLink(const CostParams& p, int nranks, int mask) {
   return p.inter;
 }
 
+// How many messages of such a round share a port: with a shared NIC, the
+// ranks of the first host whose partner is on another host (hosts in blocks
+// of ranksPerHost); else one.
+inline int roundSharers(const CostParams& p, int nranks, int mask) {
+  if (!p.sharedNic || &roundLink(p, nranks, mask) == &p.intra) return 1;
+  int k = 0;
+  for (int r = 0; r < std::min(p.ranksPerHost, nranks); ++r) k += (r ^ mask) / p.ranksPerHost != 0;
+  return std::max(1, k);
+}
+
 using Form = double (*)(const ModelQuery&, const CostParams&);
 
 // closed_forms.cc

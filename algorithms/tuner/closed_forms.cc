@@ -48,7 +48,8 @@ double rdAllReduce(const ModelQuery& q, const CostParams& p) {
   const int pw = 1 << log2Floor(q.nranks), extra = q.nranks - pw;
   double t = g * bytes;  // the copy into the output
   if (extra > 0) t = std::max(p.widest(2).time(bytes), t) + g * bytes;
-  for (int mask = 1; mask < pw; mask <<= 1) t += roundLink(p, q.nranks, mask).time(bytes) + g * bytes;
+  for (int mask = 1; mask < pw; mask <<= 1)
+    t += roundSharers(p, q.nranks, mask) * roundLink(p, q.nranks, mask).time(bytes) + g * bytes;
   if (extra > 0) t += p.widest(2).time(bytes);
   return t;
 }
@@ -67,12 +68,13 @@ double rhdAllReduce(const ModelQuery& q, const CostParams& p) {
     t += C0 * fold.time(c0);
   }
   double len = count;
-  for (int mask = pw / 2; mask >= 1; mask /= 2) {
+  for (int mask = 1; mask < pw; mask *= 2) {  // nearest partner first, as built
     len = std::ceil(len / 2);
     const double C = pieces(len, q), c = len * es / C;
     const LinkCost& l = roundLink(p, q.nranks, mask);
-    t += std::max(C * l.time(c) + g * c, l.time(c) + C * g * c);  // halving, with reduction
-    t += C * l.time(c);                                          // doubling, the same halves back
+    const double k = roundSharers(p, q.nranks, mask);                 // messages queued on one port at a time
+    t += std::max(k * C * l.time(c) + g * c, l.time(c) + C * g * c);  // halving, with reduction
+    t += k * C * l.time(c);                                           // doubling, the same halves back
   }
   return t;
 }

@@ -202,20 +202,38 @@ double hierarchicalAllReduce(const ModelQuery& q, const CostParams& p) {
   double t = C * gc;
   if (h > 1) t = std::max({gc + (h - 1) * (ti + gc), 2 * gc + C * (h - 1) * ti, C * h * gc});
   // Phase 2: the leaders' flat all-reduce, every hop across hosts.
+  double t2 = 0;
   if (hosts > 1) {
     ModelQuery across = q;
     across.nranks = hosts;
     CostParams leaders = p;
     leaders.intra = p.inter;
     leaders.ranksPerHost = 1;
-    t += bytes <= (64 << 10) ? rdAllReduce(across, leaders) : ringAllReduce(across, leaders);
+    t2 = bytes <= (64 << 10) ? rdAllReduce(across, leaders) : ringAllReduce(across, leaders);
   }
-  // Phase 3: the leader sends each chunk to each local rank, one port.
+  // Phase 3: the leader sends each chunk to each local rank, one port, as
+  // soon as phase 2 is done with it, so only what phase 2 finishes last is
+  // left after it: the ring's last segment (1/H of the chunks), or all of
+  // them after recursive doubling, whose every round writes the whole
+  // vector. Phase 1 is not overlapped here: its reductions hold the leader's
+  // executor ahead of phase 2's (they are ready first), so phase 2 waits.
   // Only the size h of the busiest host and the host count matter, so this
   // holds for hosts of equal size however ranks are placed on them (the
   // algorithm reads the layout from CollectiveArgs::hostOf; the tests place
-  // hosts in blocks of h, as the cost model does).
-  return t + C * (h - 1) * ti;
+  // hosts in blocks of h, as the cost model does). The ring's last segment is at least one chunk; and the
+  // ring finishes its first segment after its reduce-scatter, half its time, so a hand-back slower than the
+  // all-gather ends after it.
+  const double handBack = C * (h - 1) * ti;
+  if (hosts < 2 || bytes <= (64 << 10)) return t + t2 + handBack;
+  const double tail = std::max(t2 + std::max(handBack / hosts, (h - 1) * ti), t2 / 2 + handBack);
+  // Phase 1 hides behind the ring when it folds a segment faster than a ring
+  // step moves one (the ring needs one more segment each step): then only
+  // the first segment's fold (at least a chunk's) comes before phase 2.
+  // With one rank a host phase 1 is the copy alone, which the ring's first
+  // sends wait for whole.
+  const double firstFold = t / std::min<double>(hosts, C), ringStep = t2 / (2 * (hosts - 1));
+  if (h > 1 && firstFold <= ringStep) return firstFold + tail;
+  return t + tail;
 }
 
 }  // namespace braid::algo::forms

@@ -22,12 +22,15 @@ Status readDouble(const char* name, bool allowZero, double* value) {
 
 }  // namespace
 
-CostParams LinkSettings::costParams(int ranksPerHost) const {
+CostParams LinkSettings::costParams(int ranksPerHost, bool sharedMemory) const {
   CostParams p;
-  p.intra.alpha = p.inter.alpha = alphaUs * 1e-6;
-  p.intra.beta = p.inter.beta = betaGBps > 0 ? 1.0 / (betaGBps * 1e9) : 0;
+  p.inter.alpha = alphaUs * 1e-6;
+  p.inter.beta = betaGBps > 0 ? 1.0 / (betaGBps * 1e9) : 0;
+  p.intra = p.inter;
+  if (sharedMemory) p.intra = {intraAlphaUs * 1e-6, 1.0 / (intraGBps * 1e9)};
   p.gamma = reduceGBps > 0 ? 1.0 / (reduceGBps * 1e9) : 0;
   p.ranksPerHost = ranksPerHost < 1 ? 1 : ranksPerHost;
+  p.sharedNic = true;  // the ranks of a host leave it through one network link
   return p;
 }
 
@@ -35,6 +38,8 @@ Status linkSettingsFromEnvironment(LinkSettings* out) {
   LinkSettings s;
   BRAID_RETURN_IF_ERROR(readDouble("BRAID_LINK_ALPHA_US", true, &s.alphaUs));
   BRAID_RETURN_IF_ERROR(readDouble("BRAID_LINK_BETA_GBPS", true, &s.betaGBps));
+  BRAID_RETURN_IF_ERROR(readDouble("BRAID_LINK_INTRA_ALPHA_US", true, &s.intraAlphaUs));
+  BRAID_RETURN_IF_ERROR(readDouble("BRAID_LINK_INTRA_GBPS", false, &s.intraGBps));
   BRAID_RETURN_IF_ERROR(readDouble("BRAID_REDUCE_GBPS", false, &s.reduceGBps));
   *out = s;
   return Status::ok();

@@ -56,6 +56,7 @@ bool predictAlgorithm(const Algorithm& a, const ModelQuery& query, const CostPar
   bool usesChunks = true;
   q.chunkBytes = fixedChunk ? fixedChunk : kSimulateChunk;
   if (!closedFormTime(a.name, q, p, &t, &usesChunks)) {
+    if (a.sharedHostsOnly) return false;  // the simulation below would put every rank on a host of its own
     // Simulated at one chunk size only: the call path pays for every run.
     if (!simulate(a, q, p, q.chunkBytes, &t)) return false;
     *out = {&a, q.chunkBytes, t, false};
@@ -78,7 +79,7 @@ bool predictAlgorithm(const Algorithm& a, const ModelQuery& query, const CostPar
 std::vector<Candidate> predictAll(const ModelQuery& q, const CostParams& p, size_t fixedChunk) {
   std::vector<Candidate> all;
   for (const Algorithm& a : registeredAlgorithms()) {
-    if (a.collective != q.collective || a.overrideOnly) continue;
+    if (a.collective != q.collective || (a.sharedHostsOnly && p.ranksPerHost < 2)) continue;
     const Algorithm* stable = findAlgorithm(a.collective, a.name);  // registry storage outlives us
     Candidate c;
     if (stable && predictAlgorithm(*stable, q, p, fixedChunk, &c)) all.push_back(c);

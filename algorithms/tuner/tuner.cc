@@ -8,10 +8,10 @@
 namespace braid::algo {
 
 TunerConfig TunerConfig::make(int nranks, int ranksPerHost, const LinkSettings& link, size_t fixedChunkBytes,
-                              size_t fallbackChunkBytes) {
+                              size_t fallbackChunkBytes, bool sharedMemory) {
   TunerConfig c;
   c.nranks = nranks;
-  c.params = link.costParams(ranksPerHost);
+  c.params = link.costParams(ranksPerHost, sharedMemory);
   c.modelEnabled = link.modelEnabled();
   c.fixedChunkBytes = fixedChunkBytes;
   c.fallbackChunkBytes = fallbackChunkBytes;

@@ -34,9 +34,10 @@ struct TunerConfig {
   size_t fixedChunkBytes = 0;  // nonzero: never tune the chunk (BRAID_CHUNK_BYTES set)
   size_t fallbackChunkBytes = 128 * 1024;  // with the fallback table
 
-  // From the environment's link settings; ranksPerHost as the topology says.
+  // From the environment's link settings; ranksPerHost as the topology says,
+  // sharedMemory: whether ranks of a host talk over shared memory.
   static TunerConfig make(int nranks, int ranksPerHost, const LinkSettings& link, size_t fixedChunkBytes,
-                          size_t fallbackChunkBytes);
+                          size_t fallbackChunkBytes, bool sharedMemory = true);
 };
 
 struct Pick {

@@ -258,6 +258,11 @@ class RunnersTest(unittest.TestCase):
         self.assertEqual(argv[argv.index("oob_tcp_if_include") + 1], "fab0")
         self.assertEqual(env, {"BRAID_ANCHORS_FABRIC": "cmp"})
         self.assertEqual(argv[-len(self.FLAGS) - 2], "/b/perf/anchors/mpi-perf-openmpi")
+        self.assertEqual(argv[argv.index("btl") + 1], "tcp,vader,self")
+        setup.fabric["ppn"] = 2  # vader crashes with several ranks a namespace
+        argv, _ = runners.command("openmpi", "allreduce", 8, self.FLAGS, setup)
+        self.assertEqual(argv[argv.index("btl") + 1], "tcp,self")
+        setup.fabric["ppn"] = 1
         argv, env = runners.command("mpich", "allreduce", 4, self.FLAGS, setup)
         self.assertEqual(argv[:5], ["ip", "netns", "exec", "cmp-host0", "mpirun.mpich"])
         self.assertEqual(argv[argv.index("-launcher-exec") + 1], "/a/fabric_rsh.sh")

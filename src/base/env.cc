@@ -64,9 +64,13 @@ const std::vector<Variable>& all() {
        "Pipeline chunk size in bytes for chunked algorithms; unset: the tuner picks per call (32 KiB..1 "
        "MiB)."},
       {"BRAID_LINK_ALPHA_US", "70",
-       "Per-message latency of a link in microseconds, for the tuner's cost model."},
+       "Per-message latency of a network link in microseconds, for the tuner's cost model."},
       {"BRAID_LINK_BETA_GBPS", "1.5",
-       "Link bandwidth in GB/s for the tuner's cost model; 0 turns the model off (fixed table)."},
+       "Network link bandwidth in GB/s for the tuner's cost model; 0 turns the model off (fixed table)."},
+      {"BRAID_LINK_INTRA_ALPHA_US", "4",
+       "Per-message latency in microseconds between ranks of one host over shared memory, for the tuner."},
+      {"BRAID_LINK_INTRA_GBPS", "5",
+       "Bandwidth in GB/s between ranks of one host over shared memory, for the tuner's cost model."},
       {"BRAID_REDUCE_GBPS", "10", "Reduction throughput in GB/s for the tuner's cost model."},
       {"BRAID_TRACE_BUFFER_SIZE", "1024",
        "Operations each communicator's flight recorder keeps (dumped on failure, SIGUSR1 or "

@@ -1,7 +1,9 @@
 #include "tuner_report.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
+#include <string>
 
 #include "algorithms/registry.h"
 #include "algorithms/tuner/link_params.h"
@@ -66,17 +68,24 @@ bool tunerReport(const TunerReportRequest& request, std::string* out, std::strin
     *error = st.message();
     return false;
   }
-  char head[320];
+  char head[512];
   std::snprintf(head, sizeof head,
-                "# link model: alpha %.3g us, beta %.3g GB/s, reductions %.3g GB/s, %d rank(s) per host "
-                "(BRAID_LINK_ALPHA_US, BRAID_LINK_BETA_GBPS, BRAID_REDUCE_GBPS)\n",
-                link.alphaUs, link.betaGBps, link.reduceGBps, request.ranksPerHost);
+                "# link model: network alpha %.3g us, beta %.3g GB/s; inside a host (shared memory) alpha "
+                "%.3g us, beta %.3g GB/s; reductions %.3g GB/s; %d rank(s) per host\n"
+                "# (BRAID_LINK_ALPHA_US, BRAID_LINK_BETA_GBPS, BRAID_LINK_INTRA_ALPHA_US, "
+                "BRAID_LINK_INTRA_GBPS, BRAID_REDUCE_GBPS)\n",
+                link.alphaUs, link.betaGBps, link.intraAlphaUs, link.intraGBps, link.reduceGBps,
+                request.ranksPerHost);
   *out = head;
   if (!link.modelEnabled()) {
     *out += "# the cost model is off (BRAID_LINK_BETA_GBPS=0): the fixed fallback table picks\n";
     return true;
   }
-  *out += algo::predictionTable(collective, ranks, sizes, link.costParams(request.ranksPerHost));
+  const char* forced = std::getenv("BRAID_TRANSPORT");  // as the communicator reads it
+  const bool sharedMemory = forced == nullptr || *forced == '\0' || std::string(forced) == "shm";
+  if (!sharedMemory) *out += "# BRAID_TRANSPORT forces the network inside hosts too: one link class\n";
+  *out +=
+      algo::predictionTable(collective, ranks, sizes, link.costParams(request.ranksPerHost, sharedMemory));
   return true;
 }
 

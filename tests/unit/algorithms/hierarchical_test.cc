@@ -89,10 +89,38 @@ TEST(HierarchicalAllReduce, OnlyLeadersCrossHosts) {
   }
 }
 
-TEST(HierarchicalAllReduce, NeverPickedByTheTuner) {
+// The tuner ranks it only where a host has several ranks: with one rank a
+// host it would be the leaders' ring under another name.
+TEST(HierarchicalAllReduce, RankedOnlyWhereAHostHasSeveralRanks) {
   const Algorithm* h = findAlgorithm(Collective::kAllReduce, "hierarchical");
   ASSERT_NE(h, nullptr);
-  EXPECT_TRUE(h->overrideOnly);
+  EXPECT_TRUE(h->sharedHostsOnly);
+}
+
+// A large vector's phases overlap chunk by chunk, with phase chunks (64 KiB)
+// that do not line up with the leaders' ring chunks (near-equal parts of each
+// segment): 270001 int32 cross every kind of boundary, the short last chunk
+// included, in schedule order and in random step orders. Avg checks that a
+// chunk is divided only after phase 2 has stopped reading it too.
+TEST(HierarchicalAllReduce, LargeVectorsOverlapThePhases) {
+  const Algorithm* h = findAlgorithm(Collective::kAllReduce, "hierarchical");
+  for (size_t l : {size_t{0}, size_t{1}, size_t{4}}) {
+    SCOPED_TRACE(layouts()[l].name);
+    for (RedOp op : {RedOp::kSum, RedOp::kAvg, RedOp::kMax})
+      for (bool inPlace : {false, true})
+        for (uint64_t seed : {uint64_t{0}, uint64_t{3}}) {
+          SimCase c;
+          c.algorithm = h;
+          c.n = static_cast<int>(layouts()[l].hostOf.size());
+          c.count = 270001;
+          c.op = op;
+          c.inPlace = inPlace;
+          c.hostOf = layouts()[l].hostOf;
+          c.chunkBytes = 65536;
+          c.seed = seed;
+          ASSERT_NO_FATAL_FAILURE(runSimCase(c));
+        }
+  }
 }
 
 }  // namespace

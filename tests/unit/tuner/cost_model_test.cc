@@ -102,6 +102,24 @@ TEST(CostModel, HostsChooseTheLinkClass) {
   EXPECT_DOUBLE_EQ(run(s, p).seconds, 10.0 + 4 * 1.0);
 }
 
+// With a shared NIC, the two ranks of host 0 sending across queue on one
+// port; without, each has its own. Traffic inside the host is not affected.
+TEST(CostModel, ASharedNicQueuesTheCrossingsOfAHost) {
+  CostParams p = simple();
+  p.inter = {10.0, 1.0};
+  p.ranksPerHost = 2;
+  std::vector<Schedule> s(4);
+  s[0].add(sendStep(2, {kInput, 0, 4}, kTag));
+  s[2].add(recvStep(0, {kOutput, 0, 4}, kTag));
+  s[1].add(sendStep(3, {kInput, 0, 4}, kTag));
+  s[3].add(recvStep(1, {kOutput, 0, 4}, kTag));
+  s[2].add(sendStep(3, {kInput, 0, 4}, kTag));  // inside host 1
+  s[3].add(recvStep(2, {kOutput, 4, 4}, kTag));
+  EXPECT_DOUBLE_EQ(run(s, p).seconds, 14.0) << "a port for every rank";
+  p.sharedNic = true;
+  EXPECT_DOUBLE_EQ(run(s, p).seconds, 28.0) << "one port for host 0's two crossings";
+}
+
 TEST(CostModel, DeadlockAndMismatchAreErrors) {
   std::vector<Schedule> s(2);
   for (int r = 0; r < 2; ++r) {

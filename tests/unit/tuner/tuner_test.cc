@@ -133,9 +133,25 @@ TEST(LinkSettings, DefaultsAndEnvironment) {
     ASSERT_TRUE(linkSettingsFromEnvironment(&s).isOk());
     CostParams p = s.costParams(8);
     EXPECT_DOUBLE_EQ(p.inter.alpha, 5e-6);
-    EXPECT_DOUBLE_EQ(p.intra.beta, 1 / 12.5e9);
+    EXPECT_DOUBLE_EQ(p.inter.beta, 1 / 12.5e9);
+    EXPECT_DOUBLE_EQ(p.intra.alpha, kShmAlphaUs * 1e-6) << "shared memory keeps its own class";
+    EXPECT_DOUBLE_EQ(p.intra.beta, 1 / (kShmGBps * 1e9));
     EXPECT_DOUBLE_EQ(p.gamma, 1e-10);
     EXPECT_EQ(p.ranksPerHost, 8);
+    CostParams tcp = s.costParams(8, false);
+    EXPECT_DOUBLE_EQ(tcp.intra.alpha, 5e-6) << "without shared memory a host's ranks use the network";
+    EXPECT_DOUBLE_EQ(tcp.intra.beta, 1 / 12.5e9);
+  }
+  {
+    ScopedEnv a("BRAID_LINK_INTRA_ALPHA_US", "0.5"), b("BRAID_LINK_INTRA_GBPS", "20");
+    ASSERT_TRUE(linkSettingsFromEnvironment(&s).isOk());
+    CostParams p = s.costParams(4);
+    EXPECT_DOUBLE_EQ(p.intra.alpha, 0.5e-6);
+    EXPECT_DOUBLE_EQ(p.intra.beta, 1 / 20e9);
+  }
+  {
+    ScopedEnv b("BRAID_LINK_INTRA_GBPS", "0");
+    EXPECT_EQ(linkSettingsFromEnvironment(&s).code(), Code::kInvalidArgument) << "shared memory has a rate";
   }
   {
     ScopedEnv b("BRAID_LINK_BETA_GBPS", "0");
@@ -174,6 +190,27 @@ TEST(PredictionTable, LoopbackDefaults) {
   std::printf("%s", table.c_str());
   Tuner tuner(TunerConfig::make(4, 4, LinkSettings(), 0, 128 << 10));
   EXPECT_STREQ(tuner.pick(Collective::kAllReduce, 8, AlgorithmOverrides()).algorithm->name, "rd");
+}
+
+// Several ranks a host behind one network link: the hierarchical all-reduce
+// sends 2 (H-1)/H of the vector through a host's link where the flat ring
+// sends 2 (N-1)/N, and the tuner sees it once the model has both link
+// classes and the shared NIC. 4 hosts x 2 ranks, the network at 1.5 GB/s
+// (the default) and at 1 Gbit/s (the emulated fabric's).
+TEST(Tuner, PicksTheHierarchyWhereHostsShareTheirLink) {
+  for (double gbps : {kLoopbackGBps, 0.12}) {
+    LinkSettings s;
+    s.betaGBps = gbps;
+    Tuner tuner(TunerConfig::make(8, 2, s, 0, 128 << 10));
+    for (size_t bytes : {size_t(16) << 20, size_t(64) << 20})
+      EXPECT_STREQ(tuner.pick(Collective::kAllReduce, bytes, AlgorithmOverrides()).algorithm->name,
+                   "hierarchical")
+          << gbps << " GB/s, " << bytes << " B";
+    Tuner flat(TunerConfig::make(8, 1, s, 0, 128 << 10));
+    EXPECT_STRNE(flat.pick(Collective::kAllReduce, 16 << 20, AlgorithmOverrides()).algorithm->name,
+                 "hierarchical")
+        << "one rank a host: the hierarchy is the leaders' ring, never ranked";
+  }
 }
 
 }  // namespace
