@@ -7,7 +7,8 @@
 namespace braid::algo {
 namespace {
 
-// Read with getenv until the lead declares them in src/base/env.cc.
+// Read and parsed here, so that a bad value is an InvalidArgument naming its
+// variable; src/base/env.cc declares them for braid-info --env.
 Status readDouble(const char* name, bool allowZero, double* value) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return Status::ok();

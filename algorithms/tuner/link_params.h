@@ -18,6 +18,8 @@
 // gains by keeping traffic inside a host.
 #pragma once
 
+#include <string>
+
 #include "algorithms/sim/cost_model.h"
 #include "base/status.h"
 
@@ -51,6 +53,14 @@ struct LinkSettings {
   // host talk over shared memory or, without it, over the network.
   CostParams costParams(int ranksPerHost, bool sharedMemory = true) const;
 };
+
+// Whether ranks of one host talk over shared memory, given BRAID_TRANSPORT's
+// value: unless it forces a transport other than shm (see peer_connector.cc).
+// A host that cannot create shm falls back to the network, which the model
+// does not learn of.
+inline bool sharedMemoryInsideHosts(const std::string& forcedTransport) {
+  return forcedTransport.empty() || forcedTransport == "shm";
+}
 
 // Defaults overridden by the BRAID_LINK_* / BRAID_REDUCE_GBPS variables. A
 // value that is not a non-negative number (or a zero reduce or intra-host

@@ -166,10 +166,7 @@ algo::Tuner& Communicator::tuner() const {
     if (!st.isOk()) BRAID_WARN("%s; using the default link model", st.message().c_str());
     // A chunk size the user chose is kept; otherwise the tuner picks one.
     const size_t fixedChunk = env::raw("BRAID_CHUNK_BYTES") ? config_.chunkBytes : 0;
-    // Ranks of a host pair up over shm unless a transport is forced (see
-    // peer_connector.cc); a host that cannot create shm falls back to the
-    // network, which the model does not learn of.
-    const bool sharedMemory = config_.transport.empty() || config_.transport == "shm";
+    const bool sharedMemory = algo::sharedMemoryInsideHosts(config_.transport);
     tuner_ = std::make_unique<algo::Tuner>(
         algo::TunerConfig::make(nranks_, ranksPerHost, link, fixedChunk, config_.chunkBytes, sharedMemory));
   });

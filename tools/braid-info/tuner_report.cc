@@ -82,7 +82,7 @@ bool tunerReport(const TunerReportRequest& request, std::string* out, std::strin
     return true;
   }
   const char* forced = std::getenv("BRAID_TRANSPORT");  // as the communicator reads it
-  const bool sharedMemory = forced == nullptr || *forced == '\0' || std::string(forced) == "shm";
+  const bool sharedMemory = algo::sharedMemoryInsideHosts(forced == nullptr ? "" : forced);
   if (!sharedMemory) *out += "# BRAID_TRANSPORT forces the network inside hosts too: one link class\n";
   *out +=
       algo::predictionTable(collective, ranks, sizes, link.costParams(request.ranksPerHost, sharedMemory));
