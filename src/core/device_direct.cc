@@ -306,19 +306,15 @@ Status launchDirect(const std::shared_ptr<Communicator>& comm, Stream* stream, C
   *taken = false;
   const Mode how = mode();
   const kernels::DeviceModule* m = kernels::deviceModule();
-  // Calls on a braid stream bound to a CUDA stream stage for now: on the
-  // H200 (3 ranks, the bound-stream matrix) rank 0, the only rank with a
-  // slice to reduce in the first calls (count 1), so the only one launching
-  // a kernel from its worker, never reached a barrier of the first
-  // device-direct call; its peers timed out there, and the test then read
-  // outputs those failed calls never wrote. Lazy kernel loading while the
-  // user's thread sat in another CUDA call is the suspect (preloadKernels
-  // now runs at setup), not yet checked; BRAID_CUDA_IPC_BOUND=1 lets such
-  // calls through (the fake module passes that way). Small calls stage
-  // too (see kDefaultMinBytes). Every one of these choices depends only on
-  // what every rank's call has alike.
+  // Calls on a braid stream bound to a CUDA stream go direct too: the
+  // worker's first kernel launch once hung rank 0 on an H200 (CUDA loads a
+  // kernel lazily, under locks the user's thread, blocked in another CUDA
+  // call, may hold); preloadKernels at setup ended that (H200, 2026-11-26:
+  // the bound-stream matrix passes). BRAID_CUDA_IPC_BOUND=0 makes them stage.
+  // Small calls stage too (see kDefaultMinBytes). Every one of these choices
+  // depends only on what every rank's call has alike.
   static const size_t minBytes = minBytesFromEnv();
-  static const bool boundStreams = env::getString("BRAID_CUDA_IPC_BOUND") == "1";
+  static const bool boundStreams = env::getString("BRAID_CUDA_IPC_BOUND") != "0";
   const int n = comm->nranks();
   const size_t largest = call.count * largestBufferBlocks(call.collective, n) * dataTypeSize(call.dtype);
   if (how == Mode::kOff || m == nullptr || call.device < 0 || !hasDirectForm(call.collective) || inGroup() ||

@@ -283,8 +283,9 @@ TEST_P(DeviceBuffers, CollectivesGoDeviceToDeviceOverIpc) {
   });
 }
 
-// On a CUDA-bound stream, which stages unless BRAID_CUDA_IPC_BOUND=1: on the
-// H200 one rank hung this way (core/device_direct.cc); the fake passes.
+// On a CUDA-bound stream (BRAID_CUDA_IPC_BOUND's default, set here so that
+// the test says what it runs): on an H200 one rank once hung this way, before
+// the kernels were loaded at setup (core/device_direct.cc).
 TEST_P(DeviceBuffers, CollectivesGoDeviceToDeviceOnABoundStream) {
   IpcEnv ipc;
   setenv("BRAID_CUDA_IPC_BOUND", "1", 1);

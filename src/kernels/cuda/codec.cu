@@ -21,6 +21,7 @@
 
 #include "kernels/codec_scalar.h"
 #include "kernels/cuda/convert_fast.h"
+#include "kernels/cuda/fp8_words.h"
 #include "kernels/cuda/launch.h"
 
 namespace braid::kernels::cuda {
@@ -55,6 +56,13 @@ struct DevE5m2 : FastE5m2 {
 // values one of 8 bytes. Same-size types load four units ahead (0.78 -> 0.81
 // of the copy for bf16 -> bf16); with fp32 on one side two (four costs
 // registers, and fp32 decodes lose a third).
+// Whether F has pack(in, out): a whole vector unit at once, or false when
+// that unit needs F's per-element code.
+template <class F, class = void>
+struct HasPack : std::false_type {};
+template <class F>
+struct HasPack<F, std::void_t<decltype(F::kHasPack)>> : std::bool_constant<F::kHasPack> {};
+
 template <class In, class Out, class F>
 struct MapElems {
   static constexpr int kPer = kVectorBytes / sizeof(Out);
@@ -66,6 +74,12 @@ struct MapElems {
   __device__ Pack<In, kPer> load(size_t i) const { return loadPack<In, kPer>(src + i); }
   __device__ void store(size_t i, const Pack<In, kPer>& in) const {
     Pack<Out, kPer> out;
+    if constexpr (HasPack<F>::value) {
+      if (f.pack(in.v, out.v)) {
+        storePack(dst + i, out);
+        return;
+      }
+    }
 #pragma unroll
     for (int k = 0; k < kPer; ++k) out.v[k] = f(in.v[k]);
     storePack(dst + i, out);
@@ -81,25 +95,75 @@ int launchMap(const void* src, void* dst, size_t n, F f, cudaStream_t s) {
 }
 
 // codec_scalar.h's encodeHalfWire with the device's conversion.
+//
+// bf16 values also go eight at a time (pack) where none is inf or NaN and the
+// scale is finite: the products are then finite, clamped as encodeHalfWire
+// clamps them, and converted two per instruction, which rounds as the
+// single conversion does; fastEncodeHalf's NaN select has nothing to do.
+// Per element that is some six instructions against sixteen (an H200 ran
+// the per-element form at 0.75 of a copy).
 template <class Host>
 struct EncodeHalf {
+  static constexpr bool kHasPack = std::is_same_v<Host, DevBf16>;
   float scale;
+  bool finiteScale;
   __device__ uint16_t operator()(typename Host::T v) const {
     const float x = Host::load(v);
     float y = x * scale;
     if (isFiniteBits(bitsOf(x))) y = clampTo(y, kHalfMax);
     return fastEncodeHalf(y);
   }
+  __device__ bool pack(const uint16_t (&in)[8], uint16_t (&out)[8]) const {
+    if (!finiteScale) return false;
+    uint32_t w[4], o[4];
+    __builtin_memcpy(w, in, sizeof(w));
+    uint32_t special = 0;  // bit 15 or 31: that half's exponent is all ones (inf or NaN)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) special |= ((w[k] & 0x7F807F80u) + 0x00800080u) & 0x80008000u;
+    if (special) return false;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float lo = clampTo(floatOf(w[k] << 16) * scale, kHalfMax);
+      const float hi = clampTo(floatOf(w[k] & 0xFFFF0000u) * scale, kHalfMax);
+      asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(o[k]) : "f"(hi), "f"(lo));
+    }
+    __builtin_memcpy(out, o, sizeof(o));
+    return true;
+  }
 };
 // decodeHalfWire: value / scale. A division costs the device a dozen
 // instructions; for a power-of-two scale (the usual loss scales) the product
 // with its reciprocal is the same real number, hence the same rounded bits.
+//
+// To bf16 values, eight codes at a time (pack) where none is inf or NaN and the
+// scale is a power of two whose reciprocal keeps every product below bf16's
+// largest (|q| <= 65504, reciprocal <= 2^111): HostBf16::store's clamp then
+// has nothing to do and its rounding is the pair conversion's.
 template <class Host>
 struct DecodeHalf {
+  static constexpr bool kHasPack = std::is_same_v<Host, DevBf16>;
   float scale, reciprocal;  // reciprocal: 0 unless scale is a power of two
+  bool plainReciprocal;     // reciprocal is nonzero and at most 2^111
   __device__ typename Host::T operator()(uint16_t h) const {
     const float q = fastDecodeHalf(h);
     return Host::store(reciprocal != 0.0f ? q * reciprocal : q / scale);
+  }
+  __device__ bool pack(const uint16_t (&in)[8], uint16_t (&out)[8]) const {
+    if (!plainReciprocal) return false;
+    uint32_t w[4], o[4];
+    __builtin_memcpy(w, in, sizeof(w));
+    uint32_t special = 0;  // bit 15 or 31: that code's exponent is all ones (inf or NaN)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) special |= ((w[k] & 0x7C007C00u) + 0x04000400u) & 0x80008000u;
+    if (special) return false;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float lo = hwHalfToFloat(static_cast<uint16_t>(w[k])) * reciprocal;
+      const float hi = hwHalfToFloat(static_cast<uint16_t>(w[k] >> 16)) * reciprocal;
+      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(o[k]) : "f"(hi), "f"(lo));
+    }
+    __builtin_memcpy(out, o, sizeof(o));
+    return true;
   }
 };
 // 1 / scale where that is exact and scale is a normal power of two, else 0.
@@ -107,6 +171,11 @@ float powerOfTwoReciprocal(float scale) {
   const uint32_t x = bitsOf(scale);
   const uint32_t e = (x >> 23) & 0xFFu;
   return (x & 0x807FFFFFu) == 0 && e != 0 && e != 0xFFu ? 1.0f / scale : 0.0f;
+}
+template <class Host>
+DecodeHalf<Host> decodeHalfFor(float scale) {
+  const float reciprocal = powerOfTwoReciprocal(scale);
+  return {scale, reciprocal, reciprocal != 0.0f && reciprocal <= 0x1p111f};
 }
 template <class Host>
 struct EncodeBf16 {
@@ -146,48 +215,214 @@ struct GroupIndex {
   }
 };
 
-template <class Host, class Wire>
-__global__ void __launch_bounds__(kBlockThreads)
-    encodeFp8Groups(const typename Host::T* src, size_t n, uint32_t blockSize, unsigned g, uint8_t* dst) {
-  using T = typename Host::T;
-  const GroupIndex at(g);
-  const size_t blocks = (n + blockSize - 1) / blockSize;
-  const size_t warpFirst = at.group & ~size_t((32 >> at.log2G) - 1);  // the warp's first group
-  for (size_t base = warpFirst; base < blocks; base += at.groups) {
-    const size_t block = base + (at.group - warpFirst), begin = block * blockSize;
-    const size_t count = block < blocks ? (n - begin < blockSize ? n - begin : blockSize) : 0;
-    const T* in = src + begin;
-    uint32_t amax = 0;
-#pragma unroll 4
-    for (size_t i = size_t(at.lane) * kRun; i < count; i += size_t(g) * kRun) {
-      if (i + kRun <= count) {
-        const Pack<T, kRun> v = loadPack<T, kRun>(in + i);
-#pragma unroll
-        for (int k = 0; k < kRun; ++k) amax = max(amax, finiteAbsBits(Host::load(v.v[k])));
-      } else {
-        for (size_t j = i; j < count; ++j) amax = max(amax, finiteAbsBits(Host::load(in[j])));
-      }
-    }
-    for (unsigned off = g / 2; off > 0; off /= 2) amax = max(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, off));
-    if (count == 0) continue;
-    const int k = fp8BlockExponent(amax, Wire::kMaxExp);
-    uint8_t* out = dst + block * (size_t(blockSize) + 4);
-    if (at.lane == 0) *reinterpret_cast<uint32_t*>(out) = bitsOf(powerOfTwo(-k));
-    const float mul = powerOfTwo(k);
-    for (size_t i = size_t(at.lane) * kRun; i < count; i += size_t(g) * kRun) {
-      if (i + kRun <= count) {
-        const Pack<T, kRun> v = loadPack<T, kRun>(in + i);
-        Pack<uint8_t, kRun> codes;
-#pragma unroll
-        for (int r = 0; r < kRun; ++r)
-          codes.v[r] = Wire::encode(Host::load(v.v[r]) * mul);
-        storePack(out + 4 + i, codes);
-      } else {
-        for (size_t j = i; j < count; ++j)
-          out[4 + j] = Wire::encode(Host::load(in[j]) * mul);
-      }
+// --- fp8 blocks held in registers. -------------------------------------------
+//
+// Where a block is a whole number R (1, 2 or 4) of runs per lane, a group
+// loads its block once into registers, takes the amax there and encodes from
+// there; the per-run bounds checks and the second pass of the general loop
+// (about 45 instructions an element, against some ten here: an H200 issued
+// instructions, not bytes, at 0.5 of a copy) are gone. Non-finite values are
+// rare and need convert_fast.h's patches and an amax over finite values only,
+// so a warp that meets one takes the patched per-element path; otherwise the
+// scaled values are finite and at most the format's largest (the block
+// exponent sees to it), which the saturating pair conversions round exactly
+// as convert_impl.h does, two codes per instruction.
+
+// Pair conversions, sm_89 and later (the module is built for sm_90).
+struct E4m3Pairs {
+  // Four finite values, |x| <= 448, to four codes (x0 the low byte).
+  __device__ static uint32_t encodeFour(float x0, float x1, float x2, float x3) {
+    uint16_t lo = 0, hi = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(x1), "f"(x0));
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(x3), "f"(x2));
+#endif
+    return uint32_t(lo) | (uint32_t(hi) << 16);
+  }
+  // Codes 2 * pair and 2 * pair + 1 as an fp16 pair; not for NaN codes.
+  __device__ static uint32_t halves(uint32_t codes, int pair) { return E4m3Words::widen(codes, pair); }
+  // Whether any of four codes is a NaN (S.1111.111): the low seven bits plus one carry into bit 7.
+  __device__ static bool anyNan(uint32_t codes) {
+    return (((codes & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u) != 0;
+  }
+};
+struct E5m2Pairs {
+  __device__ static uint32_t encodeFour(float x0, float x1, float x2, float x3) {
+    uint16_t lo = 0, hi = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(lo) : "f"(x1), "f"(x0));
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(hi) : "f"(x3), "f"(x2));
+#endif
+    return uint32_t(lo) | (uint32_t(hi) << 16);
+  }
+  __device__ static uint32_t halves(uint32_t codes, int pair) { return E5m2Words::widen(codes, pair); }
+  // NaN codes are S.11111.01 to .11: the low seven bits plus three carry into bit 7 (inf, .00, does not).
+  __device__ static bool anyNan(uint32_t codes) {
+    return (((codes & 0x7F7F7F7Fu) + 0x03030303u) & 0x80808080u) != 0;
+  }
+};
+template <class Wire>
+using PairsOf = std::conditional_t<Wire::kMaxExp == E4m3Wire::kMaxExp, E4m3Pairs, E5m2Pairs>;
+
+// Host values as fp32 and back where no NaN is among them (the fast paths):
+// bf16 widens by a shift and narrows with the device's pair conversion,
+// which rounds to nearest even as encodeBf16 does.
+template <class Host>
+struct PlainHost;
+template <>
+struct PlainHost<DevF32> {
+  __device__ static float widen(float v) { return v; }
+  __device__ static void narrowFour(const float (&x)[kRun], float* out) {
+    for (int k = 0; k < kRun; ++k) out[k] = x[k];
+  }
+};
+template <>
+struct PlainHost<DevBf16> {
+  __device__ static float widen(uint16_t v) { return floatOf(uint32_t(v) << 16); }
+  __device__ static void narrowFour(const float (&x)[kRun], uint16_t* out) {
+    for (int k = 0; k < kRun; k += 2) {
+      uint32_t pair;
+      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(x[k + 1]), "f"(x[k]));
+      out[k] = static_cast<uint16_t>(pair);
+      out[k + 1] = static_cast<uint16_t>(pair >> 16);
     }
   }
+};
+
+__device__ __forceinline__ uint32_t groupMax(uint32_t v, unsigned g) {
+  for (unsigned off = g / 2; off > 0; off /= 2) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+  return v;
+}
+
+// One full block per group, R runs per lane. Every lane of the warp calls it
+// (the shuffles and the vote are the warp's).
+template <class Host, class Wire, int R>
+__device__ __forceinline__ void encodeBlockInRegisters(const typename Host::T* in, uint8_t* out,
+                                                       unsigned lane, unsigned g) {
+  using T = typename Host::T;
+  Pack<T, kRun> v[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) v[r] = loadPack<T, kRun>(in + (size_t(r) * g + lane) * kRun);
+  uint32_t amax = 0;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int k = 0; k < kRun; ++k) amax = max(amax, bitsOf(Host::load(v[r].v[k])) & kAbsMask);
+  amax = groupMax(amax, g);
+  const bool plain = !__any_sync(0xFFFFFFFFu, amax >= kInfBits);
+  if (!plain) {  // a NaN or inf in the warp: the amax over finite values only
+    amax = 0;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int k = 0; k < kRun; ++k) amax = max(amax, finiteAbsBits(Host::load(v[r].v[k])));
+    amax = groupMax(amax, g);
+  }
+  const int e = fp8BlockExponent(amax, Wire::kMaxExp);
+  if (lane == 0) *reinterpret_cast<uint32_t*>(out) = bitsOf(powerOfTwo(-e));
+  const float mul = powerOfTwo(e);
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    uint32_t codes;
+    if (plain) {
+      float x[kRun];
+#pragma unroll
+      for (int k = 0; k < kRun; ++k) x[k] = PlainHost<Host>::widen(v[r].v[k]) * mul;
+      codes = PairsOf<Wire>::encodeFour(x[0], x[1], x[2], x[3]);
+    } else {
+      Pack<uint8_t, kRun> c;
+#pragma unroll
+      for (int k = 0; k < kRun; ++k) c.v[k] = Wire::encode(Host::load(v[r].v[k]) * mul);
+      __builtin_memcpy(&codes, c.v, 4);
+    }
+    *reinterpret_cast<uint32_t*>(out + 4 + (size_t(r) * g + lane) * kRun) = codes;
+  }
+}
+
+// The general loop: any block (a short last one too), any number of runs.
+template <class Host, class Wire>
+__device__ void encodeBlockInLoop(const typename Host::T* in, size_t count, uint8_t* out, unsigned lane,
+                                  unsigned g) {
+  using T = typename Host::T;
+  uint32_t amax = 0;
+#pragma unroll 4
+  for (size_t i = size_t(lane) * kRun; i < count; i += size_t(g) * kRun) {
+    if (i + kRun <= count) {
+      const Pack<T, kRun> v = loadPack<T, kRun>(in + i);
+#pragma unroll
+      for (int k = 0; k < kRun; ++k) amax = max(amax, finiteAbsBits(Host::load(v.v[k])));
+    } else {
+      for (size_t j = i; j < count; ++j) amax = max(amax, finiteAbsBits(Host::load(in[j])));
+    }
+  }
+  amax = groupMax(amax, g);
+  if (count == 0) return;
+  const int k = fp8BlockExponent(amax, Wire::kMaxExp);
+  if (lane == 0) *reinterpret_cast<uint32_t*>(out) = bitsOf(powerOfTwo(-k));
+  const float mul = powerOfTwo(k);
+  for (size_t i = size_t(lane) * kRun; i < count; i += size_t(g) * kRun) {
+    if (i + kRun <= count) {
+      const Pack<T, kRun> v = loadPack<T, kRun>(in + i);
+      Pack<uint8_t, kRun> codes;
+#pragma unroll
+      for (int r = 0; r < kRun; ++r) codes.v[r] = Wire::encode(Host::load(v.v[r]) * mul);
+      storePack(out + 4 + i, codes);
+    } else {
+      for (size_t j = i; j < count; ++j) out[4 + j] = Wire::encode(Host::load(in[j]) * mul);
+    }
+  }
+}
+
+// R: runs per lane when every block but a short last one is R runs per lane
+// (the register path), 0 otherwise (the general loop throughout).
+template <class Host, class Wire, int R>
+__global__ void __launch_bounds__(kBlockThreads)
+    encodeFp8Groups(const typename Host::T* src, size_t n, uint32_t blockSize, unsigned g, uint8_t* dst) {
+  const GroupIndex at(g);
+  const size_t blocks = (n + blockSize - 1) / blockSize, fullBlocks = n / blockSize;
+  const size_t groupsPerWarp = 32 >> at.log2G;
+  const size_t warpFirst = at.group & ~(groupsPerWarp - 1);  // the warp's first group
+  for (size_t base = warpFirst; base < blocks; base += at.groups) {
+    const size_t block = base + (at.group - warpFirst), begin = block * blockSize;
+    uint8_t* out = dst + block * (size_t(blockSize) + 4);
+    if constexpr (R > 0) {
+      if (base + groupsPerWarp <= fullBlocks) {  // every group of the warp has a full block
+        encodeBlockInRegisters<Host, Wire, R>(src + begin, out, at.lane, g);
+        continue;
+      }
+    }
+    const size_t count = block < blocks ? (n - begin < blockSize ? n - begin : blockSize) : 0;
+    encodeBlockInLoop<Host, Wire>(src + begin, count, out, at.lane, g);
+  }
+}
+
+// Decodes: no shuffles, so each group decides for itself. A full block whose
+// scale keeps every product finite (q * scale < 2^127 for |q| <= 57344 when
+// scale <= 2^111, so scaleDecoded's clamp cannot act) and whose run of four
+// codes has no NaN goes through the pair conversions.
+constexpr float kPlainScaleMax = 0x1p111f;
+
+template <class Host, class Wire>
+__device__ __forceinline__ void decodeRun(const uint8_t* codesAt, typename Host::T* out, float scale,
+                                          bool plainScale) {
+  using T = typename Host::T;
+  const uint32_t codes = *reinterpret_cast<const uint32_t*>(codesAt);  // 4-aligned (groupsFit)
+  Pack<T, kRun> v;
+  if (plainScale && !PairsOf<Wire>::anyNan(codes)) {
+    float x[kRun];
+#pragma unroll
+    for (int pair = 0; pair < 2; ++pair) {
+      const uint32_t h2 = PairsOf<Wire>::halves(codes, pair);
+      x[2 * pair] = hwHalfToFloat(static_cast<uint16_t>(h2)) * scale;
+      x[2 * pair + 1] = hwHalfToFloat(static_cast<uint16_t>(h2 >> 16)) * scale;
+    }
+    PlainHost<Host>::narrowFour(x, v.v);
+  } else {
+#pragma unroll
+    for (int r = 0; r < kRun; ++r)
+      v.v[r] = Host::store(scaleDecoded(Wire::decode(static_cast<uint8_t>(codes >> (8 * r))), scale));
+  }
+  storePack(out, v);
 }
 
 template <class Host, class Wire>
@@ -200,20 +435,15 @@ __global__ void __launch_bounds__(kBlockThreads)
     const size_t begin = block * blockSize, count = n - begin < blockSize ? n - begin : blockSize;
     const uint8_t* in = src + block * (size_t(blockSize) + 4);
     const float scale = floatOf(*reinterpret_cast<const uint32_t*>(in));
+    const bool plainScale = scale <= kPlainScaleMax;
     T* out = dst + begin;
     // Not unrolled: the loads are 4 bytes of codes against 8 or 16 written,
     // and unrolling spills the decoders' registers.
     for (size_t i = size_t(at.lane) * kRun; i < count; i += size_t(g) * kRun) {
       if (i + kRun <= count) {
-        const Pack<uint8_t, kRun> codes = loadPack<uint8_t, kRun>(in + 4 + i);
-        Pack<T, kRun> v;
-#pragma unroll
-        for (int r = 0; r < kRun; ++r)
-          v.v[r] = Host::store(scaleDecoded(Wire::decode(codes.v[r]), scale));
-        storePack(out + i, v);
+        decodeRun<Host, Wire>(in + 4 + i, out + i, scale, plainScale);
       } else {
-        for (size_t j = i; j < count; ++j)
-          out[j] = Host::store(scaleDecoded(Wire::decode(in[4 + j]), scale));
+        for (size_t j = i; j < count; ++j) out[j] = Host::store(scaleDecoded(Wire::decode(in[4 + j]), scale));
       }
     }
   }
@@ -278,15 +508,34 @@ __global__ void decodeFp8Kernel(const uint8_t* src, size_t n, uint32_t blockSize
 
 // --- Dispatch. ----------------------------------------------------------------
 
+template <class Host, class Wire, int R>
+int launchEncodeGroups(const typename Host::T* src, size_t n, uint32_t blockSize, unsigned g, uint8_t* dst,
+                       cudaStream_t s) {
+  static std::atomic<int> cache{0};
+  const auto kernel = &encodeFp8Groups<Host, Wire, R>;
+  const size_t blocks = (n + blockSize - 1) / blockSize;
+  const unsigned grid = gridFor(blocks * g, blocksPerSm(cache, reinterpret_cast<const void*>(kernel)));
+  kernel<<<grid, kBlockThreads, 0, s>>>(src, n, blockSize, g, dst);
+  return static_cast<int>(cudaGetLastError());
+}
+
 template <class Host, class Wire>
 int encodeFp8(const typename Host::T* src, size_t n, uint32_t blockSize, uint8_t* dst, cudaStream_t s) {
   const size_t blocks = (n + blockSize - 1) / blockSize;
   if (groupsFit<Host>(blockSize, src, dst)) {
-    static std::atomic<int> cache{0};
-    const auto kernel = &encodeFp8Groups<Host, Wire>;
     const unsigned g = groupSize(blockSize);
-    const unsigned grid = gridFor(blocks * g, blocksPerSm(cache, reinterpret_cast<const void*>(kernel)));
-    kernel<<<grid, kBlockThreads, 0, s>>>(src, n, blockSize, g, dst);
+    const uint32_t runs = blockSize / kRun;
+    const uint32_t perLane = runs % g == 0 ? runs / g : 0;
+    switch (perLane) {
+      case 1:
+        return launchEncodeGroups<Host, Wire, 1>(src, n, blockSize, g, dst, s);
+      case 2:
+        return launchEncodeGroups<Host, Wire, 2>(src, n, blockSize, g, dst, s);
+      case 4:
+        return launchEncodeGroups<Host, Wire, 4>(src, n, blockSize, g, dst, s);
+      default:
+        return launchEncodeGroups<Host, Wire, 0>(src, n, blockSize, g, dst, s);
+    }
   } else {
     encodeFp8Kernel<Host, Wire><<<blocks, kBlockThreads, 0, s>>>(src, n, blockSize, dst);
   }
@@ -317,7 +566,9 @@ int encodeAs(const DeviceCodec& p, const void* src, size_t n, void* dst, cudaStr
   const T* in = static_cast<const T*>(src);
   if ((p.format == 2 || p.format == 3) && p.blockSize == 0) return static_cast<int>(cudaErrorInvalidValue);
   switch (p.format) {
-    case 0: return launchMap<T, uint16_t>(src, dst, n, EncodeHalf<Host>{p.lossScale}, s);
+    case 0:
+      return launchMap<T, uint16_t>(src, dst, n,
+                                    EncodeHalf<Host>{p.lossScale, isFiniteBits(bitsOf(p.lossScale))}, s);
     case 1: return launchMap<T, uint16_t>(src, dst, n, EncodeBf16<Host>{}, s);
     case 2: return encodeFp8<Host, DevE4m3>(in, n, p.blockSize, static_cast<uint8_t*>(dst), s);
     case 3: return encodeFp8<Host, DevE5m2>(in, n, p.blockSize, static_cast<uint8_t*>(dst), s);
@@ -331,7 +582,8 @@ int decodeAs(const DeviceCodec& p, const void* src, size_t n, void* dst, cudaStr
   T* out = static_cast<T*>(dst);
   if ((p.format == 2 || p.format == 3) && p.blockSize == 0) return static_cast<int>(cudaErrorInvalidValue);
   switch (p.format) {
-    case 0: return launchMap<uint16_t, T>(src, dst, n, DecodeHalf<Host>{p.lossScale, powerOfTwoReciprocal(p.lossScale)}, s);
+    case 0:
+      return launchMap<uint16_t, T>(src, dst, n, decodeHalfFor<Host>(p.lossScale), s);
     case 1: return launchMap<uint16_t, T>(src, dst, n, DecodeBf16<Host>{}, s);
     case 2: return decodeFp8<Host, DevE4m3>(static_cast<const uint8_t*>(src), n, p.blockSize, out, s);
     case 3: return decodeFp8<Host, DevE5m2>(static_cast<const uint8_t*>(src), n, p.blockSize, out, s);

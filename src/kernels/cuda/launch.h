@@ -6,9 +6,10 @@
 // 16-byte vectors, several at a time, so that a big vector costs one launch
 // and no block scheduling, and every SM ends at the same time (at most one
 // resident wave: with equal work per thread, a partial second wave would
-// leave most SMs idle while it runs). The fp8 kernels are the exception:
-// even with the device's conversion instructions (convert_fast.h) they are
-// ALU bound (0.4 to 0.6 of a copy on an H200).
+// leave most SMs idle while it runs). Narrow formats are the exception: one
+// conversion per element can make a kernel issue-bound, so the fp8 and
+// bf16 paths convert two elements per instruction where the inputs allow
+// (fp8_words.h, codec.cu).
 //
 // Per element the kernels run exactly the scalar code of the CPU kernels; the
 // vector accesses only change how the bytes travel. Elements before the first
@@ -64,6 +65,8 @@ Split splitFor(size_t n, size_t per, const void* const (&ptrs)[K], const size_t 
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <type_traits>
+#include <utility>
 
 namespace braid::kernels::cuda {
 
@@ -144,15 +147,23 @@ __device__ __forceinline__ void storePack(T* p, const Pack<T, N>& r) {
   }
 }
 
+// Whether Op has prepareBlock(): work every block does once, before its
+// elements (filling a table in shared memory), ending in __syncthreads().
+template <class Op, class = void>
+struct PreparesBlock : std::false_type {};
+template <class Op>
+struct PreparesBlock<Op, std::void_t<decltype(std::declval<const Op&>().prepareBlock())>> : std::true_type {};
+
 // The element-wise kernel. Op supplies kPer (elements per vector unit),
 // kUnroll (units loaded before any is computed: bytes in flight per thread),
 // load(i) (the inputs of elements [i, i + kPer), vector loads), store(i, in)
-// (computes and writes them) and one(i) (element i, scalar loads and
-// stores). Each element is read before it is written, by the one thread
-// that owns it, so an output may alias an input exactly.
+// (computes and writes them), one(i) (element i, scalar loads and stores)
+// and optionally prepareBlock(). Each element is read before it is written,
+// by the one thread that owns it, so an output may alias an input exactly.
 template <class Op>
 __global__ void __launch_bounds__(kBlockThreads) elementwiseKernel(Op op, size_t n, Split split) {
   constexpr int kPer = Op::kPer, kUnroll = Op::kUnroll;
+  if constexpr (PreparesBlock<Op>::value) op.prepareBlock();
   const size_t stride = size_t(gridDim.x) * blockDim.x;
   const size_t t = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t head = split.head, units = split.units;
