@@ -56,13 +56,6 @@ struct DevE5m2 : FastE5m2 {
 // values one of 8 bytes. Same-size types load four units ahead (0.78 -> 0.81
 // of the copy for bf16 -> bf16); with fp32 on one side two (four costs
 // registers, and fp32 decodes lose a third).
-// Whether F has pack(in, out): a whole vector unit at once, or false when
-// that unit needs F's per-element code.
-template <class F, class = void>
-struct HasPack : std::false_type {};
-template <class F>
-struct HasPack<F, std::void_t<decltype(F::kHasPack)>> : std::bool_constant<F::kHasPack> {};
-
 template <class In, class Out, class F>
 struct MapElems {
   static constexpr int kPer = kVectorBytes / sizeof(Out);
@@ -294,20 +287,55 @@ __device__ __forceinline__ uint32_t groupMax(uint32_t v, unsigned g) {
   return v;
 }
 
-// One full block per group, R runs per lane. Every lane of the warp calls it
-// (the shuffles and the vote are the warp's).
-template <class Host, class Wire, int R>
-__device__ __forceinline__ void encodeBlockInRegisters(const typename Host::T* in, uint8_t* out,
-                                                       unsigned lane, unsigned g) {
-  using T = typename Host::T;
-  Pack<T, kRun> v[R];
+// Blocks whose loads a group keeps in flight while it works on one (the
+// register paths). On an H200 at 64 MiB, three made encodes slower than one
+// (bf16 values 0.63 -> 0.48 of a copy: more registers, fewer warps) and
+// decodes a little faster (0.84 -> 0.85).
+constexpr int kEncodeInFlight = 1, kDecodeInFlight = 3;
+
+// The loads of the blocks after the one being worked on, oldest first:
+// kInFlight - 1 of them wait here while the newest is issued.
+template <class Loaded, int kInFlight>
+struct LoadQueue {
+  Loaded waiting[kInFlight > 1 ? kInFlight - 1 : 1];
+  // Takes the oldest load out (the next block's) and queues the newest.
+  __device__ Loaded next(const Loaded& newest) {
+    if constexpr (kInFlight == 1) {
+      return newest;
+    } else {
+      const Loaded oldest = waiting[0];
 #pragma unroll
-  for (int r = 0; r < R; ++r) v[r] = loadPack<T, kRun>(in + (size_t(r) * g + lane) * kRun);
+      for (int k = 0; k + 1 < kInFlight - 1; ++k) waiting[k] = waiting[k + 1];
+      waiting[kInFlight - 2] = newest;
+      return oldest;
+    }
+  }
+};
+
+// A lane's R runs of one full block.
+template <class T, int R>
+struct BlockValues {
+  Pack<T, kRun> v[R];
+};
+template <class T, int R>
+__device__ __forceinline__ BlockValues<T, R> loadBlockValues(const T* in, unsigned lane, unsigned g) {
+  BlockValues<T, R> b;
+#pragma unroll
+  for (int r = 0; r < R; ++r) b.v[r] = loadPack<T, kRun>(in + (size_t(r) * g + lane) * kRun);
+  return b;
+}
+
+// One full block per group, its values loaded. Every lane of the warp calls
+// it (the shuffles and the vote are the warp's).
+template <class Host, class Wire, int R>
+__device__ __forceinline__ void encodeBlockInRegisters(const BlockValues<typename Host::T, R>& values,
+                                                       uint8_t* out, unsigned lane, unsigned g) {
+  const auto& v = values.v;
   uint32_t amax = 0;
 #pragma unroll
   for (int r = 0; r < R; ++r)
 #pragma unroll
-    for (int k = 0; k < kRun; ++k) amax = max(amax, bitsOf(Host::load(v[r].v[k])) & kAbsMask);
+    for (int k = 0; k < kRun; ++k) amax = max(amax, bitsOf(PlainHost<Host>::widen(v[r].v[k])) & kAbsMask);
   amax = groupMax(amax, g);
   const bool plain = !__any_sync(0xFFFFFFFFu, amax >= kInfBits);
   if (!plain) {  // a NaN or inf in the warp: the amax over finite values only
@@ -382,17 +410,41 @@ __global__ void __launch_bounds__(kBlockThreads)
   const size_t blocks = (n + blockSize - 1) / blockSize, fullBlocks = n / blockSize;
   const size_t groupsPerWarp = 32 >> at.log2G;
   const size_t warpFirst = at.group & ~(groupsPerWarp - 1);  // the warp's first group
-  for (size_t base = warpFirst; base < blocks; base += at.groups) {
-    const size_t block = base + (at.group - warpFirst), begin = block * blockSize;
-    uint8_t* out = dst + block * (size_t(blockSize) + 4);
-    if constexpr (R > 0) {
-      if (base + groupsPerWarp <= fullBlocks) {  // every group of the warp has a full block
-        encodeBlockInRegisters<Host, Wire, R>(src + begin, out, at.lane, g);
-        continue;
+  const size_t mine = at.group - warpFirst;                  // this group's block is base + mine
+  size_t base = warpFirst;
+  if constexpr (R > 0) {
+    // While every group of the warp has a full block: the next kEncodeAhead
+    // blocks' values load while this one's are encoded, so that a warp keeps
+    // loads in flight across the shuffles and the stores.
+    using Values = BlockValues<typename Host::T, R>;
+    const auto full = [&](size_t b) {
+      return b + groupsPerWarp <= fullBlocks;
+    };  // the same for the whole warp
+    const auto load = [&](size_t b) {
+      return loadBlockValues<typename Host::T, R>(src + (b + mine) * blockSize, at.lane, g);
+    };
+    if (full(base)) {
+      Values current = load(base);
+      LoadQueue<Values, kEncodeInFlight> queue;
+#pragma unroll
+      for (int k = 0; k + 1 < kEncodeInFlight; ++k)
+        if (full(base + (k + 1) * at.groups)) queue.waiting[k] = load(base + (k + 1) * at.groups);
+      for (;;) {
+        const size_t newest = base + kEncodeInFlight * at.groups;
+        Values incoming;
+        if (full(newest)) incoming = load(newest);
+        encodeBlockInRegisters<Host, Wire, R>(current, dst + (base + mine) * (size_t(blockSize) + 4), at.lane,
+                                              g);
+        base += at.groups;
+        if (!full(base)) break;
+        current = queue.next(incoming);
       }
     }
+  }
+  for (; base < blocks; base += at.groups) {
+    const size_t block = base + mine, begin = block * blockSize;
     const size_t count = block < blocks ? (n - begin < blockSize ? n - begin : blockSize) : 0;
-    encodeBlockInLoop<Host, Wire>(src + begin, count, out, at.lane, g);
+    encodeBlockInLoop<Host, Wire>(src + begin, count, dst + block * (size_t(blockSize) + 4), at.lane, g);
   }
 }
 
@@ -403,10 +455,9 @@ __global__ void __launch_bounds__(kBlockThreads)
 constexpr float kPlainScaleMax = 0x1p111f;
 
 template <class Host, class Wire>
-__device__ __forceinline__ void decodeRun(const uint8_t* codesAt, typename Host::T* out, float scale,
+__device__ __forceinline__ void decodeRun(uint32_t codes, typename Host::T* out, float scale,
                                           bool plainScale) {
   using T = typename Host::T;
-  const uint32_t codes = *reinterpret_cast<const uint32_t*>(codesAt);  // 4-aligned (groupsFit)
   Pack<T, kRun> v;
   if (plainScale && !PairsOf<Wire>::anyNan(codes)) {
     float x[kRun];
@@ -425,13 +476,57 @@ __device__ __forceinline__ void decodeRun(const uint8_t* codesAt, typename Host:
   storePack(out, v);
 }
 
-template <class Host, class Wire>
+// A lane's R words of codes of one full block, and the block's scale.
+template <int R>
+struct BlockCodes {
+  float scale;
+  uint32_t codes[R];
+};
+template <int R>
+__device__ __forceinline__ BlockCodes<R> loadBlockCodes(const uint8_t* in, unsigned lane, unsigned g) {
+  BlockCodes<R> b;
+  b.scale = floatOf(*reinterpret_cast<const uint32_t*>(in));
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    b.codes[r] = *reinterpret_cast<const uint32_t*>(in + 4 + (size_t(r) * g + lane) * kRun);
+  return b;
+}
+
+// R as for encodeFp8Groups. Full blocks load the next block's codes while
+// this one's are decoded and stored.
+template <class Host, class Wire, int R>
 __global__ void __launch_bounds__(kBlockThreads)
     decodeFp8Groups(const uint8_t* src, size_t n, uint32_t blockSize, unsigned g, typename Host::T* dst) {
   using T = typename Host::T;
   const GroupIndex at(g);
-  const size_t blocks = (n + blockSize - 1) / blockSize;
-  for (size_t block = at.group; block < blocks; block += at.groups) {
+  const size_t blocks = (n + blockSize - 1) / blockSize, fullBlocks = n / blockSize;
+  const size_t wireBlock = size_t(blockSize) + 4;
+  size_t block = at.group;
+  if constexpr (R > 0) {
+    const auto load = [&](size_t b) { return loadBlockCodes<R>(src + b * wireBlock, at.lane, g); };
+    if (block < fullBlocks) {
+      BlockCodes<R> current = load(block);
+      LoadQueue<BlockCodes<R>, kDecodeInFlight> queue;
+#pragma unroll
+      for (int k = 0; k + 1 < kDecodeInFlight; ++k)
+        if (block + (k + 1) * at.groups < fullBlocks) queue.waiting[k] = load(block + (k + 1) * at.groups);
+      for (;;) {
+        const size_t newest = block + kDecodeInFlight * at.groups;
+        BlockCodes<R> incoming;
+        if (newest < fullBlocks) incoming = load(newest);
+        T* out = dst + block * blockSize;
+        const bool plainScale = current.scale <= kPlainScaleMax;
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+          decodeRun<Host, Wire>(current.codes[r], out + (size_t(r) * g + at.lane) * kRun, current.scale,
+                                plainScale);
+        block += at.groups;
+        if (block >= fullBlocks) break;
+        current = queue.next(incoming);
+      }
+    }
+  }
+  for (; block < blocks; block += at.groups) {
     const size_t begin = block * blockSize, count = n - begin < blockSize ? n - begin : blockSize;
     const uint8_t* in = src + block * (size_t(blockSize) + 4);
     const float scale = floatOf(*reinterpret_cast<const uint32_t*>(in));
@@ -441,7 +536,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     // and unrolling spills the decoders' registers.
     for (size_t i = size_t(at.lane) * kRun; i < count; i += size_t(g) * kRun) {
       if (i + kRun <= count) {
-        decodeRun<Host, Wire>(in + 4 + i, out + i, scale, plainScale);
+        decodeRun<Host, Wire>(*reinterpret_cast<const uint32_t*>(in + 4 + i), out + i, scale, plainScale);
       } else {
         for (size_t j = i; j < count; ++j) out[j] = Host::store(scaleDecoded(Wire::decode(in[4 + j]), scale));
       }
@@ -519,14 +614,30 @@ int launchEncodeGroups(const typename Host::T* src, size_t n, uint32_t blockSize
   return static_cast<int>(cudaGetLastError());
 }
 
+template <class Host, class Wire, int R>
+int launchDecodeGroups(const uint8_t* src, size_t n, uint32_t blockSize, unsigned g, typename Host::T* dst,
+                       cudaStream_t s) {
+  static std::atomic<int> cache{0};
+  const auto kernel = &decodeFp8Groups<Host, Wire, R>;
+  const size_t blocks = (n + blockSize - 1) / blockSize;
+  const unsigned grid = gridFor(blocks * g, blocksPerSm(cache, reinterpret_cast<const void*>(kernel)));
+  kernel<<<grid, kBlockThreads, 0, s>>>(src, n, blockSize, g, dst);
+  return static_cast<int>(cudaGetLastError());
+}
+
+// Runs of kRun each lane of a group of g has in a block, when every lane has
+// the same whole number of them; 0 otherwise.
+inline uint32_t runsPerLane(uint32_t blockSize, unsigned g) {
+  const uint32_t runs = blockSize / kRun;
+  return runs % g == 0 ? runs / g : 0;
+}
+
 template <class Host, class Wire>
 int encodeFp8(const typename Host::T* src, size_t n, uint32_t blockSize, uint8_t* dst, cudaStream_t s) {
   const size_t blocks = (n + blockSize - 1) / blockSize;
   if (groupsFit<Host>(blockSize, src, dst)) {
     const unsigned g = groupSize(blockSize);
-    const uint32_t runs = blockSize / kRun;
-    const uint32_t perLane = runs % g == 0 ? runs / g : 0;
-    switch (perLane) {
+    switch (runsPerLane(blockSize, g)) {
       case 1:
         return launchEncodeGroups<Host, Wire, 1>(src, n, blockSize, g, dst, s);
       case 2:
@@ -545,12 +656,17 @@ int encodeFp8(const typename Host::T* src, size_t n, uint32_t blockSize, uint8_t
 template <class Host, class Wire>
 int decodeFp8(const uint8_t* src, size_t n, uint32_t blockSize, typename Host::T* dst, cudaStream_t s) {
   if (groupsFit<Host>(blockSize, dst, src)) {
-    static std::atomic<int> cache{0};
-    const auto kernel = &decodeFp8Groups<Host, Wire>;
     const unsigned g = groupSize(blockSize);
-    const size_t blocks = (n + blockSize - 1) / blockSize;
-    const unsigned grid = gridFor(blocks * g, blocksPerSm(cache, reinterpret_cast<const void*>(kernel)));
-    kernel<<<grid, kBlockThreads, 0, s>>>(src, n, blockSize, g, dst);
+    switch (runsPerLane(blockSize, g)) {
+      case 1:
+        return launchDecodeGroups<Host, Wire, 1>(src, n, blockSize, g, dst, s);
+      case 2:
+        return launchDecodeGroups<Host, Wire, 2>(src, n, blockSize, g, dst, s);
+      case 4:
+        return launchDecodeGroups<Host, Wire, 4>(src, n, blockSize, g, dst, s);
+      default:
+        return launchDecodeGroups<Host, Wire, 0>(src, n, blockSize, g, dst, s);
+    }
   } else {
     static std::atomic<int> cache{0};
     const auto kernel = &decodeFp8Kernel<Host, Wire>;

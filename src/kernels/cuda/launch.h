@@ -154,6 +154,14 @@ struct PreparesBlock : std::false_type {};
 template <class Op>
 struct PreparesBlock<Op, std::void_t<decltype(std::declval<const Op&>().prepareBlock())>> : std::true_type {};
 
+// Whether an element operation F has pack(): a whole vector unit at once,
+// returning false (having written nothing) when that unit needs F's
+// per-element code. F says so with kHasPack.
+template <class F, class = void>
+struct HasPack : std::false_type {};
+template <class F>
+struct HasPack<F, std::void_t<decltype(F::kHasPack)>> : std::bool_constant<F::kHasPack> {};
+
 // The element-wise kernel. Op supplies kPer (elements per vector unit),
 // kUnroll (units loaded before any is computed: bytes in flight per thread),
 // load(i) (the inputs of elements [i, i + kPer), vector loads), store(i, in)

@@ -16,6 +16,7 @@
 #include "kernels/convert_impl.h"
 #include "kernels/cuda/convert_fast.h"
 #include "kernels/cuda/fp8_words.h"
+#include "kernels/cuda/invariant_divide.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/reduce_ops.h"
 
@@ -130,6 +131,14 @@ struct DivideInt {
   using Storage = T;
   using Divisor = T;
 };
+// 64-bit integers: a multiply-high and shifts (invariant_divide.h) instead of
+// the device's division routine.
+template <class T>
+struct DivideInt64 {
+  using Storage = T;
+  using Divisor = std::conditional_t<std::is_signed_v<T>, SignedDivisor, UnsignedDivisor>;
+  __device__ static T apply(T x, Divisor d) { return quotient(x, d); }
+};
 // A divisor above T's max (which a cast to T would wrap) has |x| < divisor
 // for every x but T's min over 2^(bits-1), the CPU's -1; the rest give 0.
 template <class T>
@@ -173,13 +182,18 @@ struct HalfDivisor {
 struct DivideHalfByReciprocal {
   using Storage = uint16_t;
   using Divisor = HalfDivisor;
-  __device__ static uint16_t apply(uint16_t h, HalfDivisor d) {
-    const float x = fastDecodeHalf(h);
-    float q = x * d.reciprocal;
+  // Whether fp16's rounding of q may differ from that of the quotient q
+  // stands for.
+  __device__ static bool needsDivision(float q) {
     const uint32_t magnitude = bitsOf(q) & 0x7FFFFFFFu;
     const uint32_t fromMidpoint = (magnitude & 0x1FFFu) - 0x1000u + 3u;  // wraps: <= 6 when within 3 ulp
     const bool fp16Subnormal = magnitude - 1u < 0x38800000u - 1u;        // 0 < |q| < 2^-14
-    if (fromMidpoint <= 6u || fp16Subnormal) q = x / d.divisor;
+    return fromMidpoint <= 6u || fp16Subnormal;
+  }
+  __device__ static uint16_t apply(uint16_t h, HalfDivisor d) {
+    const float x = fastDecodeHalf(h);
+    float q = x * d.reciprocal;
+    if (needsDivision(q)) q = x / d.divisor;
     return fastEncodeHalf(q);
   }
 };
@@ -272,8 +286,13 @@ int launchDivideFloat(void* p, size_t n, uint64_t divisor, cudaStream_t s) {
 
 template <class T>
 int launchDivideInt(void* p, size_t n, uint64_t divisor, cudaStream_t s) {
-  if (divisor <= static_cast<uint64_t>(std::numeric_limits<T>::max()))
+  if (divisor <= static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+    if constexpr (std::is_same_v<T, int64_t>)
+      return launchDivide<DivideInt64<T>>(p, n, signedDivisor(divisor), s);
+    if constexpr (std::is_same_v<T, uint64_t>)
+      return launchDivide<DivideInt64<T>>(p, n, unsignedDivisor(divisor), s);
     return launchDivide<DivideInt<T>>(p, n, divisor, s);
+  }
   const uint64_t minMagnitude = uint64_t{1} << (8 * sizeof(T) - 1);  // -(T's min) for signed T
   const bool minByItself = std::is_signed_v<T> && divisor == minMagnitude;
   return launchDivide<DivideIntBig<T>>(p, n, minByItself, s);
@@ -288,7 +307,8 @@ int prepareReduce() {
 }
 template <class T>
 int prepareDivideInt() {
-  const int err = prepareElementwise<DivideKernelOf<DivideInt<T>>>();
+  using Small = std::conditional_t<sizeof(T) == 8, DivideInt64<T>, DivideInt<T>>;
+  const int err = prepareElementwise<DivideKernelOf<Small>>();
   return err ? err : prepareElementwise<DivideKernelOf<DivideIntBig<T>>>();
 }
 template <class S, class F>
