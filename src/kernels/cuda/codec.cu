@@ -282,8 +282,12 @@ struct PlainHost<DevBf16> {
   }
 };
 
+// Straight-line (a loop over g / 2, g / 4, ... cost each lane some thirty
+// instructions a block); off < g is the same for the whole warp.
 __device__ __forceinline__ uint32_t groupMax(uint32_t v, unsigned g) {
-  for (unsigned off = g / 2; off > 0; off /= 2) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+#pragma unroll
+  for (unsigned off = 16; off > 0; off /= 2)
+    if (off < g) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
   return v;
 }
 
