@@ -48,6 +48,11 @@ struct CollectiveArgs {
   // the wire in codec's format; dtype is codec.hostType.
   bool quantized = false;
   kernels::CodecParams codec;
+  // Quantized, with the input and output already in codec's wire format
+  // (encoded and decoded elsewhere: on the GPU, core/device_staging.h): the
+  // schedule only moves wire bytes. Block p of count values lies at p *
+  // encodedBytes(codec, count) of its buffer. All-to-all and all-gather.
+  bool preEncoded = false;
 
   size_t elemSize() const { return dataTypeSize(dtype); }
 };

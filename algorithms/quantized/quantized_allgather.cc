@@ -11,6 +11,10 @@
 //
 // Scratch: the wire copy, N * encodedBytes(sendcount) bytes (half the
 // output for fp16 / bf16 from fp32, about a quarter for fp8).
+//
+// Pre-encoded (args.preEncoded: the GPU encodes and decodes): the input is
+// the own block's wire and the output the wire copy itself; the steps are
+// the same but for the codec's.
 #include <algorithm>
 #include <vector>
 
@@ -28,7 +32,8 @@ Status buildQuantizedAllGather(const CollectiveArgs& a, Schedule* out) {
   const size_t nChunks = (a.count + chunk - 1) / chunk;
   if (nChunks == 0) return Status::ok();
   const size_t slotBytes = kernels::encodedBytes(a.codec, a.count);
-  const int wire = out->addScratch(n * slotBytes);
+  // Pre-encoded: the output is the wire copy, and the own block's wire the input.
+  const int wire = a.preEncoded ? kOutput : out->addScratch(n * slotBytes);
   const uint8_t tag = quantizedTagKind(a.collective, a.codec.format);
   const int next = (r + 1) % n, prev = (r - 1 + n) % n;
   const size_t window = quantizedWindow(kernels::encodedBytes(a.codec, std::min(chunk, a.count)));
@@ -44,7 +49,12 @@ Status buildQuantizedAllGather(const CollectiveArgs& a, Schedule* out) {
 
   // Own block: encode, decode into place, first send.
   std::vector<StepId> firstSend(nChunks, kNoStep);
-  for (size_t j = 0; j < nChunks; ++j) {
+  for (size_t j = 0; a.preEncoded && j < nChunks; ++j) {
+    const Region own = wireChunk(r, j);
+    StepId copied = out->add(copyStep({kInput, own.offset - r * slotBytes, own.bytes}, own));
+    if (n > 1) out->add(sendStep(next, own, tag), {copied});
+  }
+  for (size_t j = 0; !a.preEncoded && j < nChunks; ++j) {
     StepId slot = j >= window ? firstSend[j - window] : kNoStep;
     // In place (input == own output block) is safe: chunk j's decode waits for
     // its encode, and nothing reads input chunk j afterwards.
@@ -59,7 +69,7 @@ Status buildQuantizedAllGather(const CollectiveArgs& a, Schedule* out) {
     const int owner = (r - s - 1 + n) % n;
     for (size_t j = 0; j < nChunks; ++j) {
       StepId got = out->add(recvStep(prev, wireChunk(owner, j), tag));
-      out->add(decodeStep(a.codec, wireChunk(owner, j), outputChunk(owner, j)), {got});
+      if (!a.preEncoded) out->add(decodeStep(a.codec, wireChunk(owner, j), outputChunk(owner, j)), {got});
       if (s + 2 < n) out->add(sendStep(next, wireChunk(owner, j), tag), {got});
     }
   }

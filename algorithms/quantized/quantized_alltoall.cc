@@ -17,6 +17,10 @@
 // and its receiver, and every rank issues its sends and receives in (j, k)
 // order, a step waiting only for steps earlier in that order. The earliest
 // unfinished message therefore always has its send and its receive posted.
+//
+// Pre-encoded (args.preEncoded: the GPU encodes and decodes), the same
+// messages in the same order go straight from and to the caller's wire
+// buffers.
 #include <algorithm>
 #include <string>
 
@@ -37,6 +41,7 @@ class AllToAllBuilder {
         tag_(quantizedTagKind(a.collective, a.codec.format)) {}
 
   Status build() {
+    if (a_.preEncoded) return buildPreEncoded();
     const int n = a_.nranks, r = a_.rank;
     if (sendBlock(r).count != recvBlock(r).count)
       return invalidArgument("quantized all-to-all-v: sendcounts[own rank] (" + std::to_string(sendBlock(r).count) +
@@ -64,6 +69,31 @@ class AllToAllBuilder {
   }
 
  private:
+  // Wire in, wire out: the same (chunk, distance) order, each chunk sent from
+  // and received into its place in the caller's wire buffers, the own block
+  // copied. No slots, so no window.
+  Status buildPreEncoded() {
+    if (a_.collective != Collective::kAllToAll)
+      return internalError("quantized all-to-all-v has no pre-encoded form");
+    const int n = a_.nranks, r = a_.rank;
+    const size_t blockWire = kernels::encodedBytes(a_.codec, a_.count), nChunks = chunks(a_.count);
+    const Block whole{0, a_.count};
+    auto wire = [&](int buffer, int p, size_t j) {
+      return Region{buffer, p * blockWire + kernels::encodedBytes(a_.codec, j * chunk_),
+                    kernels::encodedBytes(a_.codec, chunkCount(whole, j))};
+    };
+    for (size_t j = 0; j < nChunks; ++j)
+      for (int k = 1; k < n; ++k)
+        out_->add(recvStep((r - k + n) % n, wire(kOutput, (r - k + n) % n, j), tag_));
+    for (size_t j = 0; j < nChunks; ++j)
+      for (int k = 0; k < n; ++k) {
+        const int p = (r + k) % n;
+        out_->add(p == r ? copyStep(wire(kInput, r, j), wire(kOutput, r, j))
+                         : sendStep(p, wire(kInput, p, j), tag_));
+      }
+    return Status::ok();
+  }
+
   Block sendBlock(int p) const {
     if (a_.collective == Collective::kAllToAllv) return {a_.sendDispls[p] * es_, a_.sendCounts[p]};
     return {p * a_.count * es_, a_.count};

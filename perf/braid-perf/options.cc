@@ -124,8 +124,6 @@ std::string finish(PerfOptions& o, const RawFlags& raw) {
   o.check = raw.check != 0;
   o.blocking = raw.blocking != 0;
   o.memory = raw.memory == "device" ? MemoryKind::kDevice : MemoryKind::kHost;
-  if (o.memory == MemoryKind::kDevice && o.quant.codec != braidCodecNone)
-    return "-q: quantized collectives run on host memory only (--memory host)";
   if (o.cudaStream && o.memory != MemoryKind::kDevice) return "--cuda-stream needs --memory device";
   if (o.cudaStream && o.blocking) return "--cuda-stream queues the calls: not with -z 1";
   o.timeReduce = static_cast<TimeReduce>(raw.average);

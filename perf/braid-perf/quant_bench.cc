@@ -67,6 +67,17 @@ QuantResult runQuantCell(const RankContext& ctx, const PerfOptions& opts, const 
   if (inPlace) c.send = static_cast<char*>(buffers.recv) + ctx.rank * layout.count * es;
   void* sendBuf = const_cast<void*>(c.send);
   fillInputs(ctx, c, layout, sendBuf);
+  // --memory device: the calls get the device buffers, filled from the host
+  // ones (memory.h); the host buffers stay what the check reads.
+  const CallBuffers host{c.send, c.recv};
+  CallBuffers call;
+  const auto stage = [&] {
+    if (std::string err = stageInputs(buffers, layout, es, inPlace, host, &call); !err.empty())
+      fatalMessage(ctx, err);
+    c.send = call.send;
+    c.recv = call.recv;
+  };
+  stage();
 
   for (int i = 0; i < opts.warmupIters; ++i) check(ctx, opts.collective->name, invoke(ctx, q, c));
   if (ctx.stream) check(ctx, "braidStreamSynchronize", braidStreamSynchronize(ctx.stream));
@@ -86,8 +97,10 @@ QuantResult runQuantCell(const RankContext& ctx, const PerfOptions& opts, const 
 
   // One more call from fresh inputs (in place, the timed calls rewrote them).
   fillInputs(ctx, c, layout, sendBuf);
+  stage();
   check(ctx, opts.collective->name, invoke(ctx, q, c));
   if (ctx.stream) check(ctx, "braidStreamSynchronize", braidStreamSynchronize(ctx.stream));
+  if (std::string err = fetchResult(buffers, layout, es, host, call); !err.empty()) fatalMessage(ctx, err);
   QuantError& e = out.error;
   for (int owner = 0; owner < ctx.nranks; ++owner) {
     // All-gather: the owner's whole input; all-to-all: the owner's block for this rank.

@@ -5,6 +5,7 @@
 #include "api/exchange.h"
 #include "api/handles.h"
 #include "api/validate.h"
+#include "base/env.h"
 #include "core/device_direct.h"
 #include "core/device_staging.h"
 #include "core/launch.h"
@@ -53,6 +54,43 @@ Status launchDirect(braidComm_t comm, braidStream_t stream, core::CudaStreamOrde
   return core::launchDirect(comm->impl, stream ? &stream->stream : nullptr, order, call, taken);
 }
 
+// A quantized all-to-all or all-gather whose buffers are both on one device,
+// outside a group: the GPU encodes and decodes (core/device_staging.h), the
+// host op moves wire bytes. BRAID_CUDA_DEVICE_CODEC=0 stages the values and
+// codes them on the CPU instead. Every choice here depends only on what
+// every rank's call has alike (a call's buffers are device memory on every
+// rank or on none).
+bool codesOnDevice(const braid::algo::CollectiveArgs& args, const void* input, const void* output) {
+  static const bool enabled = braid::env::getString("BRAID_CUDA_DEVICE_CODEC") != "0";
+  if (!enabled || !args.quantized || core::inGroup() ||
+      (args.collective != Collective::kAllToAll && args.collective != Collective::kAllGather))
+    return false;
+  const int in = braid::kernels::deviceOfPointer(input), out = braid::kernels::deviceOfPointer(output);
+  return in >= 0 && in == out;
+}
+
+void planDeviceCoding(const braid::algo::CollectiveArgs& args, core::StagingRequest* r) {
+  const braid::kernels::CodecParams& c = args.codec;
+  const size_t es = args.elemSize(), n = static_cast<size_t>(args.nranks);
+  const size_t blockWire = braid::kernels::encodedBytes(c, args.count);
+  r->deviceCodes = true;
+  r->codec = {static_cast<int>(c.format), static_cast<int>(c.hostType), c.lossScale, c.blockSize};
+  r->elementwise = false;
+  if (args.collective == Collective::kAllToAll) {
+    r->wireInputBytes = r->wireOutputBytes = n * blockWire;
+    for (size_t p = 0; p < n; ++p) {
+      r->encodeBlocks.push_back({p * args.count * es, args.count, p * blockWire});
+      r->decodeBlocks.push_back({p * args.count * es, args.count, p * blockWire});
+    }
+  } else {  // all-gather: the own block in, every block out
+    r->wireInputBytes = blockWire;
+    r->wireOutputBytes = n * blockWire;
+    r->encodeBlocks.push_back({0, args.count, 0});
+    for (size_t p = 0; p < n; ++p)
+      r->decodeBlocks.push_back({p * args.count * es, args.count, p * blockWire});
+  }
+}
+
 // Builds and launches a collective whose checks passed.
 Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::algo::CollectiveArgs& args,
                         const void* input, void* output, Extents extents) {
@@ -76,10 +114,13 @@ Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::alg
       for (size_t p = 0; p < args.recvCounts.size(); ++p)
         request.outputBlocks.emplace_back(args.recvDispls[p] * request.elementSize,
                                           args.recvCounts[p] * request.elementSize);
+    const bool coded = codesOnDevice(args, input, output);
+    if (coded) planDeviceCoding(args, &request);
     auto impl = comm->impl;
-    request.build = [impl, args](const void* in, void* out, size_t count, core::Op* op) {
+    request.build = [impl, args, coded](const void* in, void* out, size_t count, core::Op* op) {
       braid::algo::CollectiveArgs piece = args;
       piece.count = count;
+      piece.preEncoded = coded;
       return impl->buildCollective(piece, in, out, op);
     };
     return core::launchStaged(comm->impl, stream ? &stream->stream : nullptr, order, std::move(request));

@@ -18,6 +18,9 @@ const std::vector<Variable>& all() {
        "Device buffers are staged through page-locked host memory; all-reduce, broadcast and reduce are cut "
        "into pieces of this many bytes so that copying one piece overlaps the collective on another. 0: "
        "an eighth of the call, between 1 MiB and 8 MiB. Must be the same on every rank."},
+      {"BRAID_CUDA_DEVICE_CODEC", "1",
+       "Quantized all-to-all and all-gather on device buffers encode and decode on the GPU, so only wire "
+       "bytes are staged; 0 stages the values and codes them on the CPU. Must be the same on every rank."},
       {"BRAID_CUDA_FLAG_WAIT", "",
        "How a CUDA stream bound with braidStreamWrapCuda waits for a collective: unset uses "
        "cuStreamWaitValue32 where the driver offers it, hostfn a host function that polls (for tests)."},

@@ -185,7 +185,8 @@ bool keyOf(const algo::CollectiveArgs& args, PlanKey* key) {
   key->rootOrPeer = args.root;
   key->count = args.count;
   if (args.quantized) {
-    key->variant = static_cast<uint8_t>(static_cast<int>(args.codec.format) + 1);
+    // Pre-encoded plans move wire bytes only: another variant of the same call.
+    key->variant = static_cast<uint8_t>(static_cast<int>(args.codec.format) + 1 + (args.preEncoded ? 8 : 0));
     key->codecHost = static_cast<uint8_t>(args.codec.hostType);
     key->codecBlock = args.codec.blockSize;
     std::memcpy(&key->codecScaleBits, &args.codec.lossScale, sizeof(float));
@@ -271,7 +272,7 @@ Status Communicator::buildQuantized(const algo::CollectiveArgs& args,
                             : algo::buildQuantizedAllToAll(args, &schedule));
   return makeOwnPlan(std::move(schedule),
                      std::string(args.collective == algo::Collective::kAllGather ? "ring" : "pairwise") +
-                         "+" + kernels::wireFormatName(args.codec.format),
+                         "+" + kernels::wireFormatName(args.codec.format) + (args.preEncoded ? "-wire" : ""),
                      out);
 }
 

@@ -68,11 +68,21 @@ struct Copy {
   size_t bytes = 0;
 };
 
+// Values to or from wire bytes, by the module's codec kernels.
+struct Coding {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  size_t count = 0;
+};
+
 struct Piece {
   Op op;
-  std::vector<Copy> down;  // device input to staging, before the op
-  std::vector<Copy> up;    // staging to device output, after it
-  void* copied = nullptr;  // event: `down` is done
+  std::vector<Copy> down;      // device input to staging, before the op
+  std::vector<Coding> encode;  // or device input encoded into staging
+  std::vector<Copy> up;        // staging to device output, after it
+  std::vector<Coding> decode;  // or staging decoded into the device output
+  void* copied = nullptr;      // event: `down` and `encode` are done
+  bool before() const { return !down.empty() || !encode.empty(); }
 };
 
 // One staged call, from enqueue to its end; owns its CUDA resources and
@@ -81,6 +91,7 @@ struct StagedCall {
   const kernels::DeviceModule* m = nullptr;
   int device = -1;  // -1: host buffers only (an op on a CUDA-bound stream)
   std::vector<Piece> pieces;
+  kernels::DeviceCodec codec{};  // the codings' (StagingRequest::deviceCodes)
   // The staging areas. The pieces are built over stand-in addresses
   // (kStandInA / kStandInB) and rebased onto the blocks when the call runs,
   // so that the calls queued on a stream can share one block.
@@ -112,7 +123,7 @@ struct StagedCall {
     BRAID_RETURN_IF_ERROR(acquireStream(*m, device, &downStream));
     BRAID_RETURN_IF_ERROR(acquireStream(*m, device, &upStream));
     for (Piece& p : pieces)
-      if (!p.down.empty()) BRAID_RETURN_IF_ERROR(acquireEvent(*m, device, &p.copied));
+      if (p.before()) BRAID_RETURN_IF_ERROR(acquireEvent(*m, device, &p.copied));
     return Status::ok();
   }
 
@@ -133,6 +144,8 @@ struct StagedCall {
       for (BufferBinding& binding : p.op.buffers.mutableView()) binding.data = rebase(binding.data);
       for (Copy& c : p.down) c.dst = rebase(c.dst);
       for (Copy& c : p.up) c.src = rebase(c.src);
+      for (Coding& c : p.encode) c.dst = rebase(c.dst);
+      for (Coding& c : p.decode) c.src = rebase(c.src);
     }
     return Status::ok();
   }
@@ -173,17 +186,20 @@ struct StagedCall {
         cudaFailed(err, "waiting for the CUDA stream's earlier work");
     clock.lap(PhaseClock::kSetup);
     for (Piece& p : pieces) {
-      if (!first.isOk() || p.down.empty()) continue;
+      if (!first.isOk() || !p.before()) continue;
       for (const Copy& c : p.down)
         if (int err = m->copy(c.dst, c.src, c.bytes, downStream); err != 0 && first.isOk())
           cudaFailed(err, "copying device input to host staging");
+      for (const Coding& c : p.encode)
+        if (int err = m->encode(&codec, c.src, c.count, c.dst, downStream); err != 0 && first.isOk())
+          cudaFailed(err, "encoding device input into host staging");
       if (!first.isOk()) continue;
       if (int err = m->eventRecord(p.copied, downStream); err != 0) cudaFailed(err, "cudaEventRecord");
     }
     bool copiedUp = false;
     for (size_t k = 0; k < pieces.size(); ++k) {
       Piece& p = pieces[k];
-      if (first.isOk() && !p.down.empty())
+      if (first.isOk() && p.before())
         if (int err = m->eventSynchronize(p.copied); err != 0)
           cudaFailed(err, "copying device input to host staging");
       clock.lap(PhaseClock::kCopyDown);
@@ -198,6 +214,12 @@ struct StagedCall {
         if (!first.isOk()) break;
         if (int err = m->copy(c.dst, c.src, c.bytes, upStream); err != 0)
           cudaFailed(err, "copying host staging to the device output");
+        copiedUp = true;
+      }
+      for (const Coding& c : p.decode) {
+        if (!first.isOk()) break;
+        if (int err = m->decode(&codec, c.src, c.count, c.dst, upStream); err != 0)
+          cudaFailed(err, "decoding host staging into the device output");
         copiedUp = true;
       }
     }
@@ -215,9 +237,29 @@ struct StagedCall {
   }
 };
 
+// A quantized call coded on the device: wire staging on both sides, one piece.
+Status planCoded(const StagingRequest& r, StagedCall* call) {
+  auto* in = static_cast<const uint8_t*>(r.input);
+  auto* out = static_cast<uint8_t*>(r.output);
+  call->codec = r.codec;
+  call->aBytes = r.wireInputBytes;
+  call->bBytes = r.wireOutputBytes;
+  call->pieces.resize(1);
+  Piece& p = call->pieces.front();
+  for (const StagingRequest::WireBlock& b : r.encodeBlocks)
+    if (b.count) p.encode.push_back({in + b.valueOffset, kStandInA + b.wireOffset, b.count});
+  for (const StagingRequest::WireBlock& b : r.decodeBlocks)
+    if (b.count) p.decode.push_back({kStandInB + b.wireOffset, out + b.valueOffset, b.count});
+  return r.build(kStandInA, kStandInB, r.count, &p.op);
+}
+
 // Decides the staging layout and builds the pieces' ops.
 Status plan(const StagingRequest& r, int inDevice, int outDevice, bool mayCut, StagedCall* call) {
   const bool inStaged = inDevice >= 0, outStaged = outDevice >= 0;
+  if (r.deviceCodes) {
+    if (!inStaged || !outStaged) return internalError("device coding needs device input and output");
+    return planCoded(r, call);
+  }
   auto* in = static_cast<uint8_t*>(const_cast<void*>(r.input));
   auto* out = static_cast<uint8_t*>(r.output);
   // A side this rank does not use (a broadcast's input off the root) must
@@ -378,6 +420,7 @@ Status launchStaged(const std::shared_ptr<Communicator>& comm, Stream* stream, C
   // staging taken now on the calling thread, its copies run around the
   // fused op (launchStagedGroup).
   const bool member = inGroup();
+  if (member && request.deviceCodes) return internalError("device coding inside a group");
   BRAID_RETURN_IF_ERROR(plan(request, inDevice, outDevice, !member, call.get()));
   if (!member) return launchCall(comm, stream, order, call);
   BRAID_RETURN_IF_ERROR(call->takeStaging());

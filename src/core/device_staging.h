@@ -101,6 +101,21 @@ struct StagingRequest {
   // Builds the host op over (input, output) for `count` elements (the whole
   // call's count when not elementwise).
   std::function<Status(const void* input, void* output, size_t count, Op* op)> build;
+  // A quantized call whose input and output are both device memory: the
+  // device encodes the input's blocks into the input staging and decodes the
+  // output's from the output staging (the module's kernels reach page-locked
+  // memory directly), so only wire bytes cross the bus and the CPU converts
+  // nothing; build() then gets wire buffers of wireInputBytes and
+  // wireOutputBytes. Not cut into pieces.
+  struct WireBlock {
+    size_t valueOffset;  // bytes into the device buffer
+    size_t count;        // values
+    size_t wireOffset;   // bytes into the wire buffer
+  };
+  bool deviceCodes = false;
+  kernels::DeviceCodec codec{};
+  size_t wireInputBytes = 0, wireOutputBytes = 0;
+  std::vector<WireBlock> encodeBlocks, decodeBlocks;
 };
 
 // Whether a call must go through launchStaged: its buffers include device

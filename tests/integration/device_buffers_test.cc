@@ -3,10 +3,13 @@
 // module (fake_cuda_module.cc), which runs braid's staging path on any host,
 // and through the real libbraid-cuda.so, which skips unless this host has an
 // NVIDIA driver (every rank is a process on the one GPU).
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -315,6 +318,102 @@ TEST_P(DeviceBuffers, DeviceDirectSetUpIsAgreed) {
     EXPECT_EQ(v[0], 6);
     device->release(d);
   });
+}
+
+// Encodes and decodes the fake module has run in this process; -1 where it
+// is not loaded (the real module runs kernels, which nothing here counts).
+long fakeCodings() {
+  void* module = dlopen(fakeCudaModulePath().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (module == nullptr) return -1;
+  auto count = reinterpret_cast<long (*)()>(dlsym(module, "braidFakeCudaCodings"));
+  const long v = count ? count() : -1;
+  dlclose(module);
+  return v;
+}
+
+// Values over many binades, both signs, some zeros, differing per rank and
+// block, as float32 or cut to bf16.
+std::vector<uint8_t> quantizedInput(size_t count, braidDataType_t t, int rank) {
+  const size_t es = t == braidFloat32 ? 4 : 2;
+  std::vector<uint8_t> out(count * es);
+  for (size_t i = 0; i < count; ++i) {
+    const float v = i % 17 == 0
+                        ? 0.0f
+                        : std::ldexp(static_cast<float>((i * 7919 + rank * 104729) % 1000) / 1000.0f - 0.5f,
+                                     static_cast<int>((i / 13 + rank) % 40) - 20);
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    if (es == 4)
+      std::memcpy(&out[4 * i], &bits, 4);
+    else {
+      const uint16_t h = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(&out[2 * i], &h, 2);
+    }
+  }
+  return out;
+}
+
+// One rank's quantized all-to-all and all-gather on device buffers against
+// the same calls on host buffers, bit for bit; *codings: how many encodes
+// and decodes the fake module ran for them.
+void quantizedOnDeviceMatchesHost(RankContext& ctx, const DeviceMemory& device, braidDataType_t t,
+                                  braidCodec_t codec, long* codings) {
+  const int n = ctx.nranks;
+  const size_t count = 1000;  // three fp8 blocks of 256 and a short one
+  const size_t es = t == braidFloat32 ? 4 : 2;
+  const std::vector<uint8_t> send = quantizedInput(n * count, t, ctx.rank);
+  std::vector<uint8_t> want(n * count * es), got(n * count * es, 0xEE);
+  void* dsend = device.alloc(send.size());
+  void* drecv = device.alloc(got.size());
+  device.copy(dsend, send.data(), send.size());
+  const long before = fakeCodings();
+
+  ASSERT_EQ(braidAllToAllQuantized(send.data(), want.data(), count, t, codec, ctx.comm, nullptr),
+            braidSuccess)
+      << braidGetLastError(ctx.comm);
+  ASSERT_EQ(braidAllToAllQuantized(dsend, drecv, count, t, codec, ctx.comm, nullptr), braidSuccess)
+      << braidGetLastError(ctx.comm);
+  device.copy(got.data(), drecv, got.size());
+  EXPECT_TRUE(got == want) << "all-to-all, codec " << codec << ", dtype " << t;
+
+  ASSERT_EQ(braidAllGatherQuantized(send.data(), want.data(), count, t, codec, ctx.comm, nullptr),
+            braidSuccess)
+      << braidGetLastError(ctx.comm);
+  ASSERT_EQ(braidAllGatherQuantized(dsend, drecv, count, t, codec, ctx.comm, nullptr), braidSuccess)
+      << braidGetLastError(ctx.comm);
+  device.copy(got.data(), drecv, got.size());
+  EXPECT_TRUE(got == want) << "all-gather, codec " << codec << ", dtype " << t;
+
+  *codings = fakeCodings() - before;
+  device.release(dsend);
+  device.release(drecv);
+}
+
+// Quantized all-to-all and all-gather of device buffers encode and decode
+// on the device and stage only wire bytes: the bits of the host path, for
+// every codec and host type. With the fake module, the codings are counted:
+// n encodes and n decodes for the all-to-all, one encode and n decodes for
+// the all-gather; BRAID_CUDA_DEVICE_CODEC=0 codes on the CPU (none).
+TEST_P(DeviceBuffers, QuantizedCallsCodeOnTheDevice) {
+  const bool fake = GetParam() == Module::kFake;
+  for (const char* setting : {"1", "0"}) {
+    SCOPED_TRACE(std::string("BRAID_CUDA_DEVICE_CODEC=") + setting);
+    setenv("BRAID_CUDA_DEVICE_CODEC", setting, 1);
+    runRanks(ranks(3), [fake, setting](RankContext& ctx) {
+      const DeviceMemory* device = openOrFail();
+      if (!device) return;
+      for (braidDataType_t t : {braidFloat32, braidBfloat16})
+        for (braidCodec_t codec :
+             {braidCodecFloat16, braidCodecBfloat16, braidCodecFloat8e4m3, braidCodecFloat8e5m2}) {
+          long codings = 0;
+          quantizedOnDeviceMatchesHost(ctx, *device, t, codec, &codings);
+          if (fake) {
+            EXPECT_EQ(codings, std::string(setting) == "1" ? 3 * ctx.nranks + 1 : 0);
+          }
+        }
+    });
+  }
+  unsetenv("BRAID_CUDA_DEVICE_CODEC");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modules, DeviceBuffers, ::testing::Values(Module::kFake, Module::kReal),
