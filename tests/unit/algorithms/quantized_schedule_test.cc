@@ -169,6 +169,58 @@ void runAllGather(const Case& c, bool inPlace) {
     }
 }
 
+// Pre-encoded (the GPU codes, core/device_staging.h): the buffers hold wire
+// bytes, block p of `count` values at p * encodedBytes(count), and every
+// rank's output must hold its owners' encodings byte for byte.
+void runPreEncoded(const Case& c) {
+  SCOPED_TRACE(name(c) + " pre-encoded");
+  const int n = c.n;
+  const bool gather = c.collective == Collective::kAllGather;
+  const size_t count = 150;  // several chunks at the cases' chunk sizes, a short fp8 block at the end
+  const size_t blockWire = kernels::encodedBytes(c.codec, count);
+  // wire[r][p]: rank r's encoding of its block for p (all-gather: its one block).
+  std::vector<std::vector<std::vector<char>>> wire(n);
+  std::vector<std::vector<char>> in(n), out(n);
+  std::vector<Schedule> schedules(n);
+  std::vector<SimRank> ranks(n);
+  for (int r = 0; r < n; ++r) {
+    CollectiveArgs a;
+    a.collective = c.collective;
+    a.nranks = n;
+    a.rank = r;
+    a.count = count;
+    a.dtype = c.codec.hostType;
+    a.quantized = true;
+    a.preEncoded = true;
+    a.codec = c.codec;
+    a.chunkBytes = c.chunkBytes;
+    const int blocks = gather ? 1 : n;
+    for (int p = 0; p < blocks; ++p) {
+      const std::vector<char> values = hostValues(count, a.dtype, c.seed * 1000 + r * 31 + p);
+      wire[r].emplace_back(blockWire);
+      kernels::encode(c.codec, values.data(), count, wire[r].back().data());
+      in[r].insert(in[r].end(), wire[r].back().begin(), wire[r].back().end());
+    }
+    out[r].assign(n * blockWire, 0x5a);
+    ASSERT_TRUE(
+        (gather ? buildQuantizedAllGather(a, &schedules[r]) : buildQuantizedAllToAll(a, &schedules[r]))
+            .isOk());
+    ASSERT_TRUE(schedules[r].validate(n, {in[r].size(), out[r].size()}).isOk());
+    ranks[r].schedule = &schedules[r];
+    ranks[r].buffers = {in[r].data(), out[r].data()};
+  }
+  SimOptions opt;
+  opt.seed = c.seed;
+  Status st = simulate(ranks, opt);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  for (int r = 0; r < n; ++r)
+    for (int p = 0; p < n; ++p) {
+      const std::vector<char>& want = gather ? wire[p][0] : wire[p][r];
+      ASSERT_EQ(0, std::memcmp(want.data(), out[r].data() + p * blockWire, blockWire))
+          << "rank " << r << " block " << p;
+    }
+}
+
 std::vector<CodecParams> allCodecs() {
   std::vector<CodecParams> out;
   for (DataType host : {DataType::kFloat32, DataType::kBfloat16})
@@ -189,6 +241,14 @@ TEST(QuantizedSchedules, AllGatherEveryCodecAndRankCount) {
     for (int n : {1, 2, 3, 4, 5, 7, 8, 13})
       for (uint64_t seed : {0, 5})
         for (bool inPlace : {false, true}) ASSERT_NO_FATAL_FAILURE(runAllGather({Collective::kAllGather, n, codec, seed, 96}, inPlace));
+}
+
+TEST(QuantizedSchedules, PreEncodedMovesTheWireUnchanged) {
+  for (const CodecParams& codec : allCodecs())
+    for (int n : {1, 2, 3, 5, 8})
+      for (Collective c : {Collective::kAllToAll, Collective::kAllGather})
+        for (uint64_t seed : {1, 4})
+          ASSERT_NO_FATAL_FAILURE(runPreEncoded({c, n, codec, seed, seed == 1 ? 64u : 512u}));
 }
 
 TEST(QuantizedSchedules, ManyRanksAndRandomOrders) {
