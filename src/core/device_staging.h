@@ -9,7 +9,8 @@
 // engines while piece k is on the wire and in the reduction. Every piece is a
 // collective of its own, so every rank must cut the same way: a call's
 // buffers must be device memory on every rank or on none (as with NCCL, where
-// they always are).
+// they always are). Quantized calls may instead be coded on the device
+// (StagingRequest::deviceCodes): the staging then holds wire bytes.
 //
 // Nothing here knows what a collective is: the caller says which bytes are
 // read and written and how to build the host op over any (input, output).

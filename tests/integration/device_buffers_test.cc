@@ -354,10 +354,11 @@ std::vector<uint8_t> quantizedInput(size_t count, braidDataType_t t, int rank) {
 }
 
 // One rank's quantized all-to-all and all-gather on device buffers against
-// the same calls on host buffers, bit for bit; *codings: how many encodes
-// and decodes the fake module ran for them.
+// the same calls on host buffers, bit for bit; the device calls inline
+// (stream null) or on `stream`. *codings: how many encodes and decodes the
+// fake module ran for them.
 void quantizedOnDeviceMatchesHost(RankContext& ctx, const DeviceMemory& device, braidDataType_t t,
-                                  braidCodec_t codec, long* codings) {
+                                  braidCodec_t codec, braidStream_t stream, long* codings) {
   const int n = ctx.nranks;
   const size_t count = 1000;  // three fp8 blocks of 256 and a short one
   const size_t es = t == braidFloat32 ? 4 : 2;
@@ -371,16 +372,22 @@ void quantizedOnDeviceMatchesHost(RankContext& ctx, const DeviceMemory& device, 
   ASSERT_EQ(braidAllToAllQuantized(send.data(), want.data(), count, t, codec, ctx.comm, nullptr),
             braidSuccess)
       << braidGetLastError(ctx.comm);
-  ASSERT_EQ(braidAllToAllQuantized(dsend, drecv, count, t, codec, ctx.comm, nullptr), braidSuccess)
+  ASSERT_EQ(braidAllToAllQuantized(dsend, drecv, count, t, codec, ctx.comm, stream), braidSuccess)
       << braidGetLastError(ctx.comm);
+  if (stream) {
+    ASSERT_EQ(braidStreamSynchronize(stream), braidSuccess) << braidGetLastError(ctx.comm);
+  }
   device.copy(got.data(), drecv, got.size());
   EXPECT_TRUE(got == want) << "all-to-all, codec " << codec << ", dtype " << t;
 
   ASSERT_EQ(braidAllGatherQuantized(send.data(), want.data(), count, t, codec, ctx.comm, nullptr),
             braidSuccess)
       << braidGetLastError(ctx.comm);
-  ASSERT_EQ(braidAllGatherQuantized(dsend, drecv, count, t, codec, ctx.comm, nullptr), braidSuccess)
+  ASSERT_EQ(braidAllGatherQuantized(dsend, drecv, count, t, codec, ctx.comm, stream), braidSuccess)
       << braidGetLastError(ctx.comm);
+  if (stream) {
+    ASSERT_EQ(braidStreamSynchronize(stream), braidSuccess) << braidGetLastError(ctx.comm);
+  }
   device.copy(got.data(), drecv, got.size());
   EXPECT_TRUE(got == want) << "all-gather, codec " << codec << ", dtype " << t;
 
@@ -391,9 +398,10 @@ void quantizedOnDeviceMatchesHost(RankContext& ctx, const DeviceMemory& device, 
 
 // Quantized all-to-all and all-gather of device buffers encode and decode
 // on the device and stage only wire bytes: the bits of the host path, for
-// every codec and host type. With the fake module, the codings are counted:
-// n encodes and n decodes for the all-to-all, one encode and n decodes for
-// the all-gather; BRAID_CUDA_DEVICE_CODEC=0 codes on the CPU (none).
+// every codec and host type, inline, on a braid stream and on one bound to
+// a CUDA stream. With the fake module, the codings are counted: n encodes
+// and n decodes for the all-to-all, one encode and n decodes for the
+// all-gather; BRAID_CUDA_DEVICE_CODEC=0 codes on the CPU (none).
 TEST_P(DeviceBuffers, QuantizedCallsCodeOnTheDevice) {
   const bool fake = GetParam() == Module::kFake;
   for (const char* setting : {"1", "0"}) {
@@ -402,15 +410,23 @@ TEST_P(DeviceBuffers, QuantizedCallsCodeOnTheDevice) {
     runRanks(ranks(3), [fake, setting](RankContext& ctx) {
       const DeviceMemory* device = openOrFail();
       if (!device) return;
-      for (braidDataType_t t : {braidFloat32, braidBfloat16})
-        for (braidCodec_t codec :
-             {braidCodecFloat16, braidCodecBfloat16, braidCodecFloat8e4m3, braidCodecFloat8e5m2}) {
-          long codings = 0;
-          quantizedOnDeviceMatchesHost(ctx, *device, t, codec, &codings);
-          if (fake) {
-            EXPECT_EQ(codings, std::string(setting) == "1" ? 3 * ctx.nranks + 1 : 0);
+      braidStream_t plain = nullptr, bound = nullptr;
+      void* cudaStream = device->createStream();
+      ASSERT_EQ(braidStreamCreate(&plain), braidSuccess) << braidGetLastError(nullptr);
+      ASSERT_EQ(braidStreamWrapCuda(cudaStream, &bound), braidSuccess) << braidGetLastError(nullptr);
+      for (braidStream_t stream : {braidStream_t{nullptr}, plain, bound})
+        for (braidDataType_t t : {braidFloat32, braidBfloat16})
+          for (braidCodec_t codec :
+               {braidCodecFloat16, braidCodecBfloat16, braidCodecFloat8e4m3, braidCodecFloat8e5m2}) {
+            long codings = 0;
+            quantizedOnDeviceMatchesHost(ctx, *device, t, codec, stream, &codings);
+            if (fake) {
+              EXPECT_EQ(codings, std::string(setting) == "1" ? 3 * ctx.nranks + 1 : 0);
+            }
           }
-        }
+      EXPECT_EQ(braidStreamDestroy(plain), braidSuccess);
+      EXPECT_EQ(braidStreamDestroy(bound), braidSuccess);
+      device->destroyStream(cudaStream);
     });
   }
   unsetenv("BRAID_CUDA_DEVICE_CODEC");

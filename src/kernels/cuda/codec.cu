@@ -5,7 +5,8 @@
 // codecs produce.
 //
 // fp16 / bf16: launch.h's element-wise kernel (16-byte vectors where the
-// pointers allow, one element at a time elsewhere).
+// pointers allow, one element at a time elsewhere); bf16 values eight at a
+// time through the pair conversions where none is inf or NaN.
 //
 // fp8: a group of G threads (a power of two up to a warp) per scaled block,
 // each thread taking runs of 4 elements: 16 (fp32) or 8 (bf16) bytes of
@@ -16,7 +17,9 @@
 // is the value order), is reduced over the group with shuffles. Blocks too
 // big for a group to keep the device busy, and pointers off those
 // alignments, take the one-block-per-thread-block kernels (and their
-// one-element-per-thread loops) instead.
+// one-element-per-thread loops) instead. Where every full block is the same
+// whole number of runs per lane, groups hold a block in registers and load
+// the next ones meanwhile (the register paths below).
 #include <cuda_runtime.h>
 
 #include "kernels/codec_scalar.h"

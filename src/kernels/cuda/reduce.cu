@@ -1,13 +1,16 @@
 // Reductions on device memory, one grid-stride kernel per dtype x op. Each
-// element goes through exactly the scalar code of the CPU kernels
-// (reduce_ops.h for the operation, compiled here for the device with
-// --expt-relaxed-constexpr) and the narrow formats through the device's
-// conversion instructions, patched to convert_impl.h's bits
-// (convert_fast.h); the module is built with -fmad=false and IEEE division,
-// so a device reduction gives the bits the host one gives. The loops are launch.h's element-wise kernel:
-// 16-byte vectors where the pointers allow, the scalar path elsewhere.
-// Aliasing: dst may equal a or b (each thread reads its elements before
-// writing them).
+// element goes through the scalar code of the CPU kernels (reduce_ops.h for
+// the operation, compiled here for the device with --expt-relaxed-constexpr)
+// and the narrow formats through the device's conversion instructions,
+// patched to convert_impl.h's bits (convert_fast.h); the module is built with
+// -fmad=false and IEEE division, so a device reduction gives the bits the
+// host one gives. Where that code would leave a kernel issue-bound, a faster
+// form with provably the same bits takes its place: fp8 four codes a word
+// (fp8_words.h), one-byte divides through a 256-entry map, 64-bit divides by
+// a multiply (invariant_divide.h), fp16 divides by the reciprocal. The loops
+// are launch.h's element-wise kernel: 16-byte vectors where the pointers
+// allow, the scalar path elsewhere. Aliasing: dst may equal a or b (each
+// thread reads its elements before writing them).
 #include <cuda_runtime.h>
 
 #include <limits>
