@@ -113,10 +113,7 @@ struct EncodeHalf {
     if (!finiteScale) return false;
     uint32_t w[4], o[4];
     __builtin_memcpy(w, in, sizeof(w));
-    uint32_t special = 0;  // bit 15 or 31: that half's exponent is all ones (inf or NaN)
-#pragma unroll
-    for (int k = 0; k < 4; ++k) special |= ((w[k] & 0x7F807F80u) + 0x00800080u) & 0x80008000u;
-    if (special) return false;
+    if (anyInfOrNan16<kBf16Exponent>(w)) return false;
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const float lo = clampTo(floatOf(w[k] << 16) * scale, kHalfMax);
@@ -148,10 +145,7 @@ struct DecodeHalf {
     if (!plainReciprocal) return false;
     uint32_t w[4], o[4];
     __builtin_memcpy(w, in, sizeof(w));
-    uint32_t special = 0;  // bit 15 or 31: that code's exponent is all ones (inf or NaN)
-#pragma unroll
-    for (int k = 0; k < 4; ++k) special |= ((w[k] & 0x7C007C00u) + 0x04000400u) & 0x80008000u;
-    if (special) return false;
+    if (anyInfOrNan16<kHalfExponent>(w)) return false;
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const float lo = hwHalfToFloat(static_cast<uint16_t>(w[k])) * reciprocal;

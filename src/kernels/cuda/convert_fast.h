@@ -103,6 +103,22 @@ __device__ __forceinline__ uint8_t fastEncodeE5m2(float f) {
 #endif
 }
 
+// Whether any of the eight 16-bit values in four words has an all-ones
+// exponent (inf or NaN), for fp16 (kExponent 0x7C00) or bf16 (0x7F80): the
+// exponent bits plus their lowest one carry into bit 15 only then. The pair
+// conversions' fast paths (codec.cu, reduce.cu) may run only where it is false.
+template <uint32_t kExponent>
+__device__ __forceinline__ bool anyInfOrNan16(const uint32_t (&w)[4]) {
+  constexpr uint32_t kMask = kExponent * 0x10001u, kCarry = (kExponent & (0u - kExponent)) * 0x10001u;
+  static_assert(kExponent != 0x7C00u || (kMask == 0x7C007C00u && kCarry == 0x04000400u), "fp16 exponent");
+  static_assert(kExponent != 0x7F80u || (kMask == 0x7F807F80u && kCarry == 0x00800080u), "bf16 exponent");
+  uint32_t special = 0;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) special |= ((w[k] & kMask) + kCarry) & 0x80008000u;
+  return special != 0;
+}
+constexpr uint32_t kHalfExponent = 0x7C00u, kBf16Exponent = 0x7F80u;
+
 // The fp8 formats as the kernels use them.
 struct FastE4m3 {
   __device__ static float decode(uint8_t v) { return fastDecodeE4m3(v); }

@@ -205,10 +205,7 @@ struct DivideHalfByReciprocal {
   __device__ static bool pack(uint16_t (&v)[8], HalfDivisor d) {
     uint32_t w[4], o[4];
     __builtin_memcpy(w, v, sizeof(w));
-    uint32_t special = 0;  // bit 15 or 31: that code's exponent is all ones (inf or NaN)
-#pragma unroll
-    for (int k = 0; k < 4; ++k) special |= ((w[k] & 0x7C007C00u) + 0x04000400u) & 0x80008000u;
-    if (special) return false;
+    if (anyInfOrNan16<kHalfExponent>(w)) return false;
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
       const float xlo = hwHalfToFloat(static_cast<uint16_t>(w[k]));
