@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <semaphore.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -204,7 +205,13 @@ TEST(Strangers, RankThatNeverJoinsTimesOut) {
   o.started = 2;
   o.init = false;
   o.limitSeconds = 20;
+  // The root lives in rank 0's process. A loaded machine may start rank 1 so
+  // late that rank 0 has its verdict first; rank 0 then stays until rank 1 has
+  // its own, as a launcher's rank 0 would while the job is torn down.
+  o.sharedBytes = sizeof(sem_t);
+  o.initShared = [](void* shared) { ASSERT_EQ(sem_init(static_cast<sem_t*>(shared), 1, 0), 0); };
   runRanks(o, [](RankContext& ctx) {
+    auto* rank1Answered = static_cast<sem_t*>(ctx.shared);
     braidConfig_t cfg = BRAID_CONFIG_INITIALIZER;
     cfg.timeoutMs = 1500;
     braidComm_t comm = nullptr;
@@ -220,6 +227,11 @@ TEST(Strangers, RankThatNeverJoinsTimesOut) {
     }
     EXPECT_TRUE(mentionsNumber(message, 2)) << "the message does not name rank 2: " << message;
     if (r == braidSuccess) braidCommAbort(comm);
+    if (ctx.rank == 1) {
+      ASSERT_EQ(sem_post(rank1Answered), 0);
+    } else {
+      while (sem_wait(rank1Answered) != 0) ASSERT_EQ(errno, EINTR);
+    }
   });
 }
 

@@ -11,7 +11,8 @@
 // earliest arrived rank's deadline passing first (Timeout, "ranks 3, 5 of 8
 // never arrived at the rendezvous within 2000 ms"). After an error the root
 // keeps answering late ranks with the same error until the last arrived rank's
-// deadline, then ends.
+// deadline; then it takes no new connections, answers those still proving the
+// secret or sending their request (each within its handshake deadline), and ends.
 //
 // Strangers (wrong secret, garbage, silence) are dropped and logged without
 // delaying genuine ranks. A root that no rank ever joins ends after its idle

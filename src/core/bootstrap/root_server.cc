@@ -90,6 +90,9 @@ void RootServer::run() {
     }
     checkDeadlines();
     maybeComplete();
+    // A failed root past its linger takes no one new; those already mid-join
+    // still get the verdict (see done()).
+    if (failed_ && linger_.expired()) listener_.reset();
   }
   // Close everything now rather than when the registry reaps us: waiting ranks
   // see the root go, strangers are cut off, late connectors are refused.
@@ -111,7 +114,7 @@ int RootServer::pollTimeoutMs() const {
     }
   }
   if (!anyJoined) ms = std::min(ms, idle_.remainingMs(kPollCapMs));
-  if (failed_) ms = std::min(ms, linger_.remainingMs(kPollCapMs));
+  if (failed_ && !linger_.expired()) ms = std::min(ms, linger_.remainingMs(kPollCapMs));
   return ms;
 }
 
@@ -299,7 +302,17 @@ bool RootServer::done() const {
   bool replying = std::any_of(members_.begin(), members_.end(),
                               [](const Member& m) { return m.phase == Phase::kReplying; });
   if (formed_) return !replying;
-  if (failed_) return linger_.expired();
+  if (failed_) {
+    // The linger covers the ranks that had joined when the verdict fell. A rank
+    // that was still proving the secret or sending its request (one a loaded
+    // machine delayed past another's deadline) would otherwise find the socket
+    // closed and report "the root went away" instead of the missing ranks, so
+    // the root stays until those are answered or their handshake deadline drops them.
+    bool midJoin = std::any_of(members_.begin(), members_.end(), [](const Member& m) {
+      return m.phase == Phase::kReadHeader || m.phase == Phase::kReadHostId;
+    });
+    return linger_.expired() && !replying && !midJoin && gate_.pending() == 0;
+  }
   bool anyJoined = std::any_of(members_.begin(), members_.end(),
                                [](const Member& m) { return m.phase == Phase::kJoined; });
   if (!anyJoined && idle_.expired()) {

@@ -2,7 +2,9 @@
 // disagreeing nranks, a wrong secret, no root at all.
 #include <gtest/gtest.h>
 
+#include "core/bootstrap/protocol.h"
 #include "test_util.h"
+#include "transports/net/auth.h"
 
 namespace braid::bootstrap {
 namespace {
@@ -25,6 +27,45 @@ TEST(Rendezvous, MissingRankTimesOutNamingIt) {
     EXPECT_GE(j.elapsedMs, kShortMs - 100);
     EXPECT_LT(j.elapsedMs, kShortMs + kMarginMs);
   }
+}
+
+// A rank that a loaded machine delays: it has proved the secret but not yet
+// sent its join request when another rank's deadline fails the rendezvous. It
+// must still learn which rank is missing, not find the root gone.
+TEST(Rendezvous, ARankMidJoinWhenTheVerdictFallsStillGetsIt) {
+  UniqueId id;
+  ASSERT_TRUE(startRoot("", &id).isOk());
+  net::Fd late;
+  ASSERT_TRUE(net::connectTo(id.root, Deadline(3000), &late).isOk());
+  ASSERT_TRUE(
+      net::authenticateConnector(late.get(), id.secret, net::Purpose::kBootstrap, 1, Deadline(3000)).isOk());
+
+  auto early = joinAll(id, {{0, 3}}, kShortMs);
+  ASSERT_EQ(early[0].status.code(), Code::kTimeout) << early[0].status.message();
+
+  protocol::JoinRequest join;
+  join.rank = 1;
+  join.nranks = 3;
+  join.timeoutMs = kShortMs;
+  join.remainingMs = kShortMs;
+  ASSERT_TRUE(net::parseAddress("127.0.0.1:1", &join.listen).isOk());
+  join.hostId = "late-host";
+  std::vector<uint8_t> bytes;
+  protocol::encodeJoin(join, &bytes);
+  ASSERT_TRUE(net::sendAll(late.get(), bytes.data(), bytes.size(), Deadline(3000)).isOk());
+
+  uint8_t header[protocol::kReplyHeaderBytes];
+  Status st = net::recvAll(late.get(), header, sizeof(header), Deadline(3000));
+  ASSERT_TRUE(st.isOk()) << "no verdict for the late rank: " << st.message();
+  Code code = Code::kOk;
+  size_t length = 0;
+  ASSERT_TRUE(protocol::decodeReplyHeader(header, &code, &length).isOk());
+  ASSERT_LT(length, 4096u);
+  std::string message(length, '\0');
+  ASSERT_TRUE(net::recvAll(late.get(), message.data(), length, Deadline(3000)).isOk());
+  EXPECT_EQ(code, Code::kTimeout) << message;
+  // Rank 1 had not joined when rank 0's deadline passed, so the verdict names it too.
+  EXPECT_TRUE(contains(message, "ranks 1, 2 of 3 never arrived")) << message;
 }
 
 TEST(Rendezvous, SeveralMissingRanksAreListed) {
