@@ -46,12 +46,13 @@ struct CostParams {
   int ranksPerHost = 1;
   // The ranks of a host cross to other hosts through one port per direction
   // (its NIC), as they do on a real cluster; off, every rank has its own.
-  // The tuner turns it on. Of the closed forms, those of recursive doubling
-  // and halving-doubling all-reduce count it; the ring, chain and
-  // hierarchical schedules cross once per host and direction, so it does
-  // not touch them; the other forms ignore it (optimistic where several
-  // ranks of a host cross at once: trees, binomial, pairwise, Bruck, the
-  // log-round all-gather and reduce-scatter, the barrier).
+  // The tuner turns it on. Every closed form counts it: the round-by-round
+  // walks (rd all-gather, Bruck, the barrier) through their ports, the
+  // halving and doubling rounds (rd, rhd, rh) as the busiest host's queue,
+  // pairwise as the host's total, the double binary tree in its slot
+  // bound; the ring, chain, binomial and hierarchical schedules cross once
+  // per host and direction, so it does not touch them.
+  // tests/unit/tuner's SharedNic cases hold each form to the simulation.
   bool sharedNic = false;
 
   bool sameHost(int a, int b) const { return a / ranksPerHost == b / ranksPerHost; }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "algorithms/tuner/closed_forms.h"
 
@@ -25,21 +26,62 @@ inline int log2Floor(int n) {
   return r;
 }
 
-// The link of a halving/doubling round whose partner differs in bit `mask`.
-inline const LinkCost& roundLink(const CostParams& p, int nranks, int mask) {
-  if (p.hosts(nranks) == 1 || p.ranksPerHost % (2 * mask) == 0) return p.intra;
-  return p.inter;
+// A halving/doubling round over the P = 2^R virtual ranks of N, partners
+// differing in bit `mask`. When N is not a power of two the first e = N - P
+// virtual ranks stand for the odd ranks 2v+1 (their even neighbours folded
+// in), the rest for v + e, so a round can cross hosts where a power of two
+// would not. link: the inter-host link if any pair crosses. sharers: with a
+// shared NIC, the most crossing messages of any one host, which queue on its
+// port (at least one); else one.
+struct Round {
+  const LinkCost* link;
+  int sharers;
+};
+inline Round foldedRound(const CostParams& p, int nranks, int mask) {
+  const int pw = 1 << log2Floor(nranks), e = nranks - pw;
+  auto real = [&](int v) { return v < e ? 2 * v + 1 : v + e; };
+  std::vector<int> crossing(p.hosts(nranks), 0);
+  bool any = false;
+  for (int v = 0; v < pw; ++v) {
+    const int a = real(v), b = real(v ^ mask);
+    if (p.sameHost(a, b)) continue;
+    any = true;
+    crossing[a / p.ranksPerHost]++;
+  }
+  if (!any) return {&p.intra, 1};
+  const int most = *std::max_element(crossing.begin(), crossing.end());
+  return {&p.inter, p.sharedNic ? std::max(1, most) : 1};
 }
 
-// How many messages of such a round share a port: with a shared NIC, the
-// ranks of the first host whose partner is on another host (hosts in blocks
-// of ranksPerHost); else one.
-inline int roundSharers(const CostParams& p, int nranks, int mask) {
-  if (!p.sharedNic || &roundLink(p, nranks, mask) == &p.intra) return 1;
-  int k = 0;
-  for (int r = 0; r < std::min(p.ranksPerHost, nranks); ++r) k += (r ^ mask) / p.ranksPerHost != 0;
-  return std::max(1, k);
-}
+// The ports of a rank-by-rank walk, as the cost model keeps them: each rank
+// has one port per direction for its host and one for the network, except
+// that with a shared NIC the network ports are its host's, so the messages
+// across hosts of all its ranks take turns. A walk posts each message once
+// it is ready; it starts when both its ports are free and holds them until
+// it ends. Walks post in rank order within a round: where ranks of a host are
+// ready together (they are, round by round) that is the model's order too.
+class PortClock {
+ public:
+  PortClock(const CostParams& p, int nranks)
+      : p_(p), egressFree_(2 * static_cast<size_t>(nranks), 0), ingressFree_(egressFree_) {}
+  // When a message from `from` to `to`, ready at `ready`, ends on link l.
+  double send(int from, int to, double ready, double seconds) {
+    const bool local = p_.sameHost(from, to);
+    double& out = egressFree_[port(from, local)];
+    double& in = ingressFree_[port(to, local)];
+    out = in = std::max({ready, out, in}) + seconds;
+    return out;
+  }
+
+ private:
+  size_t port(int rank, bool local) const {
+    if (local) return 2 * static_cast<size_t>(rank);
+    const int owner = p_.sharedNic ? rank / p_.ranksPerHost * p_.ranksPerHost : rank;
+    return 2 * static_cast<size_t>(owner) + 1;
+  }
+  const CostParams& p_;
+  std::vector<double> egressFree_, ingressFree_;
+};
 
 using Form = double (*)(const ModelQuery&, const CostParams&);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "algorithms/tuner/closed_form_parts.h"
 
@@ -48,8 +49,17 @@ double rdAllReduce(const ModelQuery& q, const CostParams& p) {
   const int pw = 1 << log2Floor(q.nranks), extra = q.nranks - pw;
   double t = g * bytes;  // the copy into the output
   if (extra > 0) t = std::max(p.widest(2).time(bytes), t) + g * bytes;
-  for (int mask = 1; mask < pw; mask <<= 1)
-    t += roundSharers(p, q.nranks, mask) * roundLink(p, q.nranks, mask).time(bytes) + g * bytes;
+  // A round whose messages queue on a shared port: the ranks served first
+  // reduce while the port serves the rest, so the reduction of a queued
+  // round hides behind the next round's queue (up to its length); the ranks
+  // served last set the pace.
+  double hideable = 0;
+  for (int mask = 1; mask < pw; mask <<= 1) {
+    const Round round = foldedRound(p, q.nranks, mask);
+    const double msg = round.link->time(bytes), queued = round.sharers * msg;
+    t += queued + g * bytes - std::min(hideable, queued - msg);
+    hideable = round.sharers > 1 ? g * bytes : 0;
+  }
   if (extra > 0) t += p.widest(2).time(bytes);
   return t;
 }
@@ -71,8 +81,9 @@ double rhdAllReduce(const ModelQuery& q, const CostParams& p) {
   for (int mask = 1; mask < pw; mask *= 2) {  // nearest partner first, as built
     len = std::ceil(len / 2);
     const double C = pieces(len, q), c = len * es / C;
-    const LinkCost& l = roundLink(p, q.nranks, mask);
-    const double k = roundSharers(p, q.nranks, mask);                 // messages queued on one port at a time
+    const Round round = foldedRound(p, q.nranks, mask);
+    const LinkCost& l = *round.link;
+    const double k = round.sharers;                                   // messages queued on one port at a time
     t += std::max(k * C * l.time(c) + g * c, l.time(c) + C * g * c);  // halving, with reduction
     t += k * C * l.time(c);                                           // doubling, the same halves back
   }
@@ -107,16 +118,33 @@ double chainReduce(const ModelQuery& q, const CostParams& p) {
 }
 
 double pairwiseAllToAll(const ModelQuery& q, const CostParams& p) {
-  // Round k of every rank goes to rank r + k; across hosts the slow rounds set
-  // the pace for all (the rounds stay in step), so every round costs the
-  // slowest link. The own block's copy overlaps the rounds.
-  return std::max((q.nranks - 1) * p.widest(q.nranks).time(q.bytes), p.gamma * q.bytes);
+  // Every message is posted at once, so the busiest port sets the time: a
+  // rank's network port carries its blocks to the N - h ranks of other hosts
+  // (with a shared NIC, all h of its host's ranks' blocks), its host port the
+  // h - 1 blocks for its neighbours. With one rank a host, round k goes to
+  // r + k and the rounds stay in step; every round costs the slowest link.
+  // The own block's copy overlaps the rounds.
+  const int n = q.nranks, h = std::min(p.ranksPerHost, n);
+  const double b = q.bytes, copy = p.gamma * b;
+  if (p.hosts(n) == 1) return std::max((n - 1) * p.intra.time(b), copy);
+  const double across = (p.sharedNic ? h : 1) * double(n - h);
+  return std::max({across * p.inter.time(b), (h - 1) * p.intra.time(b), copy});
 }
 
 double disseminationBarrier(const ModelQuery& q, const CostParams& p) {
-  int rounds = 0;
-  for (int d = 1; d < q.nranks; d *= 2) ++rounds;
-  return rounds * p.widest(q.nranks).alpha;
+  // Round by round, rank r signals r + d once it has heard every earlier
+  // round; signals across hosts of one host's ranks take turns on a shared NIC.
+  const int n = q.nranks;
+  std::vector<double> heard(n, 0), next(n, 0);
+  PortClock ports(p, n);
+  for (int d = 1; d < n; d *= 2) {
+    for (int r = 0; r < n; ++r) {
+      const int to = (r + d) % n;
+      next[to] = ports.send(r, to, heard[r], p.link(r, to).alpha);
+    }
+    for (int r = 0; r < n; ++r) heard[r] = std::max(heard[r], next[r]);
+  }
+  return *std::max_element(heard.begin(), heard.end());
 }
 
 struct Entry {

@@ -59,14 +59,20 @@
 //                     a rank's range wraps past block N-1 (two messages)
 //   broadcast chain   (N - 2 + C) t(c)  [sum over the N-1 hops + (C-1) t_slowest(c)]
 //   reduce chain      (N-1)(t(c) + g c) + (C-1) max(t(c), g c)
-//   alltoall pairwise max((N-1) t(n), g n)
+//   alltoall pairwise max(X t_e(n), (h-1) t_i(n), g n), X = N - h crossings
+//                     a port (h (N - h) with a shared NIC); (N-1) t(n) on one host
 //   alltoall bruck    g n + sum over d = 1, 2 .. < N of (2 g k_d n + t(k_d n)),
 //                     k_d = the indices 1..N-1 with bit d set (pack, send, unpack)
-//   barrier dissemination ceil(log2 N) alpha
+//   barrier dissemination ceil(log2 N) rounds of alpha, walked rank by rank
+//                     (with a shared NIC a host's crossings take turns)
 //
-// Rounds of rd / rhd whose partner is on the same host for every rank (2 * mask
-// divides ranksPerHost) use the intra-host link; every other step uses the
-// inter-host link as soon as the ranks span more than one host. Where the link
+// Rounds of rd / rhd whose partner is on the same host for every rank (after
+// the fold, when N is not a power of two) use the intra-host link; every
+// other step uses the inter-host link as soon as the ranks span more than
+// one host. With a shared NIC (CostParams::sharedNic) a round's crossings of
+// one host queue on its port: rd, rhd and rh charge the busiest host's
+// queue; rd hides a queued round's reduction behind the next round's queue;
+// the walks keep per-port clocks (closed_form_parts.h, PortClock). Where the link
 // differs rank by rank and the ranks then drift apart (the trees, rh, rd
 // all-gather, Bruck), the form walks the N ranks once per round or once down
 // (or up) the tree, each rank starting when it and its partners or parent

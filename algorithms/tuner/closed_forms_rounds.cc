@@ -22,7 +22,8 @@ double rdAllGather(const ModelQuery& q, const CostParams& p) {
   // rounds (r sends its k blocks from block r on to r - d). Per rank, round
   // by round: when it holds everything received so far (what its next send
   // waits for), and when its last send and receive ended (its ports).
-  std::vector<double> held(n, g * b), sendEnd(n, 0), recvEnd(n, 0), next(n);
+  std::vector<double> held(n, g * b), next(n);
+  PortClock ports(p, n);
   for (int d = 1; d < n; d *= 2) {
     const int k = pow2 ? d : std::min(d, n - d);
     for (int r = 0; r < n; ++r) {  // r sends its k blocks to `to`
@@ -30,14 +31,9 @@ double rdAllGather(const ModelQuery& q, const CostParams& p) {
       const LinkCost& l = p.link(r, to);
       // A range that wraps past block N-1 travels as two messages.
       const double msg = l.time(k * b) + (first + k > n ? l.alpha : 0);
-      const double start = std::max({d == 1 ? 0 : held[r], sendEnd[r], recvEnd[to]});
-      sendEnd[r] = start + msg;
-      next[to] = start + msg;
+      next[to] = ports.send(r, to, d == 1 ? 0 : held[r], msg);
     }
-    for (int r = 0; r < n; ++r) {
-      recvEnd[r] = next[r];
-      held[r] = std::max(held[r], next[r]);
-    }
+    for (int r = 0; r < n; ++r) held[r] = std::max(held[r], next[r]);
   }
   return *std::max_element(held.begin(), held.end());
 }
@@ -48,9 +44,10 @@ double rhReduceScatter(const ModelQuery& q, const CostParams& p) {
   if (n == 1) return g * q.bytes;
   const int pw = 1 << log2Floor(n), e = n - pw;
   // A halving step over `blocks` blocks, in chunks each reduced as it lands.
-  auto halving = [&](double blocks, const LinkCost& l) {
+  // With `sharers` messages of the round queued on one port (a shared NIC).
+  auto halving = [&](double blocks, const LinkCost& l, int sharers) {
     const double C = pieces(blocks * count, q), c = blocks * count * es / C;
-    return std::max(C * l.time(c) + g * c, l.time(c) + C * g * c);
+    return std::max(sharers * C * l.time(c) + g * c, l.time(c) + C * g * c);
   };
   // Virtual rank v is rank 2v+1 (folding in rank 2v's whole input first)
   // when v < e, else rank v+e; group g < e holds two blocks. Round by round,
@@ -63,11 +60,23 @@ double rhReduceScatter(const ModelQuery& q, const CostParams& p) {
     const int lo = v & ~(2 * mask - 1), mid = lo + mask;
     return (v & mask) == 0 ? blocks(lo, mid) : blocks(mid, mid + mask);
   };
+  // A round's messages across hosts, per host: with a shared NIC they take
+  // turns on its port.
+  auto host = [&](int rank) { return rank / p.ranksPerHost; };
+  std::vector<int> crossing(p.hosts(n));
+  auto sharers = [&](int v, int mask) {
+    const int a = real(v), b = real(v ^ mask);
+    if (!p.sharedNic || p.sameHost(a, b)) return 1;
+    return std::max(crossing[host(a)], crossing[host(b)]);
+  };
   std::vector<double> done(pw), next(pw);
-  for (int v = 0; v < pw; ++v) done[v] = v < e ? halving(n, fold(v)) : 0;
+  for (int v = 0; v < pw; ++v) done[v] = v < e ? halving(n, fold(v), 1) : 0;
   for (int mask = pw / 2; mask >= 1; mask /= 2) {
+    std::fill(crossing.begin(), crossing.end(), 0);
+    for (int v = 0; v < pw; ++v) crossing[host(real(v))] += !p.sameHost(real(v), real(v ^ mask));
     for (int v = 0; v < pw; ++v)
-      next[v] = std::max(done[v], done[v ^ mask]) + halving(keep(v, mask), p.link(real(v), real(v ^ mask)));
+      next[v] = std::max(done[v], done[v ^ mask]) +
+                halving(keep(v, mask), p.link(real(v), real(v ^ mask)), sharers(v, mask));
     done.swap(next);
   }
   // The own block is copied out; a folded rank's goes back to it meanwhile.
@@ -86,13 +95,14 @@ double bruckAllToAll(const ModelQuery& q, const CostParams& p) {
   // as that rank has unpacked its previous round (its receive buffer is
   // free), unpack on arrival. The own block's copy runs first.
   std::vector<double> sent(n, g * b), got(n, g * b), next(n);
+  PortClock ports(p, n);
   for (int d = 1; d < n; d *= 2) {
     const double k = (n / (2 * d)) * d + std::max(0, n % (2 * d) - d);  // indices with bit d set
     const double pack = g * k * b;
     for (int r = 0; r < n; ++r) {
       const int to = (r + d) % n;
-      const double start = std::max(std::max(sent[r], got[r]) + pack, got[to]);
-      const double end = start + p.link(r, to).time(k * b);
+      const double ready = std::max(std::max(sent[r], got[r]) + pack, got[to]);
+      const double end = ports.send(r, to, ready, p.link(r, to).time(k * b));
       next[to] = end + pack;  // unpacking moves as many bytes as packing
       sent[r] = end;
     }

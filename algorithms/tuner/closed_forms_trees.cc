@@ -2,6 +2,8 @@
 // the double binary tree all-reduce, and the hierarchical all-reduce (a
 // reduce to each host's leader, an all-reduce across leaders, a broadcast in
 // each host). See closed_forms.h for the notation and the rules.
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "algorithms/tree/tree.h"
@@ -70,16 +72,22 @@ double loneChunk(const TreeShape& s, const CostParams& p, double c) {
 // ports is busy ([5 r + 0/1]: egress within / across hosts, + 2: ingress)
 // and its executor ([5 r + 4]): every edge carries a chunk up (child's
 // egress, parent's ingress, a reduction at the parent) and one down.
+// With a shared NIC a rank's ports across hosts are its host's, kept under
+// the host's first rank.
+size_t portBase(const CostParams& p, int r, int cls) {
+  return 5 * size_t(cls == 1 && p.sharedNic ? r / p.ranksPerHost * p.ranksPerHost : r);
+}
+
 void addSlotLoads(const TreeShape& s, const CostParams& p, double c, std::vector<double>* load) {
   for (int r = 0; r < s.n(); ++r) {
     const int par = s.parent(r);
     if (par < 0) continue;
-    const size_t a = 5 * size_t(r), b = 5 * size_t(par);
     const int cls = p.sameHost(r, par) ? 0 : 1;
+    const size_t a = portBase(p, r, cls), b = portBase(p, par, cls);
     const double e = p.link(r, par).time(c);
     (*load)[a + cls] += e, (*load)[a + 2 + cls] += e;
     (*load)[b + cls] += e, (*load)[b + 2 + cls] += e;
-    (*load)[b + 4] += p.gamma * c;
+    (*load)[5 * size_t(par) + 4] += p.gamma * c;
   }
 }
 
@@ -97,6 +105,18 @@ double greedySlot(const TreeShape (&trees)[2], const CostParams& p, double c, co
     for (const TreeShape& s : trees) k += (s.parent(u) == v) + (s.parent(v) == u);
     return k;
   };
+  std::map<std::pair<int, int>, int> betweenHosts;  // messages per slot from host to host
+  if (p.sharedNic) {
+    for (const TreeShape& s : trees) {
+      for (int r = 0; r < s.n(); ++r) {
+        const int par = s.parent(r);
+        if (par < 0 || p.sameHost(r, par)) continue;
+        const int hr = r / p.ranksPerHost, hp = par / p.ranksPerHost;
+        betweenHosts[{hr, hp}]++, betweenHosts[{hp, hr}]++;  // a chunk up, one down
+      }
+    }
+  }
+  auto hostMessages = [&](int u, int v) { return betweenHosts[{u / p.ranksPerHost, v / p.ranksPerHost}]; };
   double slot = 0;
   for (const TreeShape& s : trees) {
     for (int r = 0; r < s.n(); ++r) {
@@ -104,8 +124,14 @@ double greedySlot(const TreeShape (&trees)[2], const CostParams& p, double c, co
       if (par < 0) continue;
       const int cls = p.sameHost(r, par) ? 0 : 1;
       const double e = p.link(r, par).time(c);
-      slot = std::max({slot, load[5 * size_t(r) + cls] + load[5 * size_t(par) + 2 + cls] - messages(r, par) * e,
-                       load[5 * size_t(par) + cls] + load[5 * size_t(r) + 2 + cls] - messages(par, r) * e});
+      const size_t a = portBase(p, r, cls), b = portBase(p, par, cls);
+      // With a shared NIC the ports are the hosts': count the messages
+      // between the two hosts.
+      const bool hosts = cls == 1 && p.sharedNic;
+      const double up = hosts ? hostMessages(r, par) : messages(r, par);
+      const double down = hosts ? hostMessages(par, r) : messages(par, r);
+      slot = std::max(
+          {slot, load[a + cls] + load[b + 2 + cls] - up * e, load[b + cls] + load[a + 2 + cls] - down * e});
     }
   }
   return slot;

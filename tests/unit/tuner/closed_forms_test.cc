@@ -26,13 +26,37 @@ bool is(const Case& k, Collective c, const char* name) { return k.c == c && std:
 // largest |form/sim - 1| seen over the N and layouts below, rounded up) so
 // that a larger drift still fails. Each bound covers only the cases its gap
 // applies to; elsewhere the file's tolerance holds. 0: no known gap.
-double knownGap(const Case& k, const ModelQuery& q, int ranksPerHost) {
+double knownGap(const Case& k, const ModelQuery& q, int ranksPerHost, bool sharedNic) {
   const bool pow2 = (q.nranks & (q.nranks - 1)) == 0, spread = ranksPerHost > 1;
-  // Pairwise all-to-all and halving-doubling: the forms assume every rank
-  // moves round by round in step; the model lets ports and chunk-level
-  // dependencies (rhd waits only for the chunks it reads) interleave rounds,
-  // and for these two it predicts up to 2x longer.
-  if (is(k, Collective::kAllToAll, "pairwise") || is(k, Collective::kAllReduce, "rhd")) return 0.55;
+  const bool pipelined = q.bytes * q.nranks / 2 > q.chunkBytes;
+  if (sharedNic) {
+    // A host's ranks queue their crossings on its one port. Measured at 64
+    // and 96 ranks, 8 a host (the SharedNic cases below):
+    // - halving-doubling with fewer elements than 2^rounds: the late rounds'
+    //   halves are empty for most ranks, who send nothing, where the form
+    //   charges every round full queues: up to 4x pessimistic at 8 B.
+    if (is(k, Collective::kAllReduce, "rhd") && q.bytes / q.elemSize < size_t(q.nranks)) return 3.1;
+    // - the double binary tree, pipelined: the greedy slot over the hosts'
+    //   ports (closed_forms_trees.cc) is 1.30 to 1.32 of the model; the
+    //   busiest port alone would be 0.73. A lone chunk: 0.89 to 0.94.
+    if (is(k, Collective::kAllReduce, "tree")) return q.bytes / 2 > q.chunkBytes ? 0.35 : 0.12;
+    // - recursive doubling when N is not a power of two: the folded ranks'
+    //   rounds drift apart on the queues: 0.935.
+    if (is(k, Collective::kAllReduce, "rd") && !pow2) return 0.08;
+    // - the log-round all-gather and reduce-scatter interleave their queued
+    //   rounds where the forms add them up: rd all-gather down to 0.72 when N
+    //   is not a power of two; rh up to 1.07 unpipelined, down to 0.81 pipelined.
+    if (is(k, Collective::kAllGather, "rd") && !pow2) return 0.30;
+    if (is(k, Collective::kReduceScatter, "rh")) return pipelined ? 0.20 : 0.08;
+  }
+  // Halving-doubling: the form assumes every rank moves round by round in
+  // step; the model lets ports and chunk-level dependencies (rhd waits only
+  // for the chunks it reads) interleave rounds, and predicts up to 2x longer.
+  if (is(k, Collective::kAllReduce, "rhd")) return 0.55;
+  // Pairwise all-to-all with several ranks a host, each with its own network
+  // port: the form takes the busiest port's load; the model's rounds drift
+  // and it is up to 1.11 of that (exact with one rank a host or a shared NIC).
+  if (is(k, Collective::kAllToAll, "pairwise") && spread && !sharedNic) return 0.15;
   // Double binary tree, pipelined (more than one chunk per half): the form
   // charges each slot the greedy bound on its messages (7 t(c) on one host)
   // or the executor's two reductions after the first child's flood
@@ -68,26 +92,28 @@ double knownGap(const Case& k, const ModelQuery& q, int ranksPerHost) {
   // runs meanwhile on the head of the vector and the tail it then hands its
   // first partner share its ingress port and executor: down to 0.675 at 96
   // ranks (and 0.58 at 127, not tested here); 0.96 to 1.14 with 8 per host.
-  if (is(k, Collective::kReduceScatter, "rh") && q.bytes * q.nranks / 2 > q.chunkBytes)
-    return pow2 ? 0.10 : (spread ? 0.15 : 0.35);
+  if (is(k, Collective::kReduceScatter, "rh") && pipelined) return pow2 ? 0.10 : (spread ? 0.15 : 0.35);
   return 0;
 }
 
-void expectAgreement(int n, int ranksPerHost, const std::vector<Case>& cases, double tolerance) {
+void expectAgreement(int n, int ranksPerHost, const std::vector<Case>& cases, double tolerance,
+                     bool sharedNic = false) {
   std::map<std::string, double> worst;  // the largest |form/sim - 1| per algorithm, printed for the record
   for (const Case& k : cases) {
     for (size_t chunk : {size_t(128) << 10, size_t(1) << 20}) {
       ModelQuery q{k.c, n, k.bytes, 4, chunk};
       double form = 0;
       bool usesChunks = false;
-      ASSERT_TRUE(closedFormTime(k.name, q, fabric(ranksPerHost), &form, &usesChunks)) << k.name;
-      Prediction sim = simulateAlgorithm(k.c, k.name, q, fabric(ranksPerHost));
+      CostParams p = fabric(ranksPerHost);
+      p.sharedNic = sharedNic;
+      ASSERT_TRUE(closedFormTime(k.name, q, p, &form, &usesChunks)) << k.name;
+      Prediction sim = simulateAlgorithm(k.c, k.name, q, p);
       double tol = k.c == Collective::kBarrier && ranksPerHost > 1 ? 0.1 : tolerance;
-      if (double gap = knownGap(k, q, ranksPerHost); gap > 0) tol = gap;
+      if (double gap = knownGap(k, q, ranksPerHost, sharedNic); gap > 0) tol = gap;
       EXPECT_NEAR(form / sim.seconds, 1.0, tol)
           << collectiveName(k.c) << ":" << k.name << " n=" << n << " ranks/host=" << ranksPerHost
-          << " bytes=" << k.bytes << " chunk=" << chunk << ": closed form " << form * 1e6 << " us, simulated "
-          << sim.seconds * 1e6 << " us";
+          << (sharedNic ? " shared NIC" : "") << " bytes=" << k.bytes << " chunk=" << chunk
+          << ": closed form " << form * 1e6 << " us, simulated " << sim.seconds * 1e6 << " us";
       double& w = worst[std::string(collectiveName(k.c)) + ":" + k.name];
       w = std::max(w, std::fabs(form / sim.seconds - 1));
       // 1,024 ranks: one chunk size, to keep each case within seconds.
@@ -95,8 +121,8 @@ void expectAgreement(int n, int ranksPerHost, const std::vector<Case>& cases, do
     }
   }
   for (const auto& [name, w] : worst)
-    std::printf("agreement n=%d ranks/host=%d %-26s max |form/sim - 1| = %.4f\n", n, ranksPerHost,
-                name.c_str(), w);
+    std::printf("agreement n=%d ranks/host=%d%s %-26s max |form/sim - 1| = %.4f\n", n, ranksPerHost,
+                sharedNic ? " shared NIC" : "", name.c_str(), w);
 }
 
 const std::vector<Case> kEverything = {
@@ -140,6 +166,11 @@ TEST(ClosedForms, AgreeWithSimulation64) { expectAgreement(64, 1, kEverything, 0
 TEST(ClosedForms, AgreeWithSimulation96) { expectAgreement(96, 1, kEverything, 0.03); }
 TEST(ClosedForms, AgreeWithSimulation256) { expectAgreement(256, 1, kEverything, 0.03); }
 TEST(ClosedForms, AgreeWithSimulation64EightPerHost) { expectAgreement(64, 8, kEverything, 0.05); }
+
+TEST(ClosedForms, AgreeWithSimulation64SharedNic) { expectAgreement(64, 8, kEverything, 0.05, true); }
+TEST(ClosedForms, AgreeWithSimulation96SharedNic) { expectAgreement(96, 8, kEverything, 0.05, true); }
+TEST(ClosedForms, TreesAndRoundsAgree64SharedNic) { expectAgreement(64, 8, kTreesAndRounds, 0.05, true); }
+TEST(ClosedForms, TreesAndRoundsAgree96SharedNic) { expectAgreement(96, 8, kTreesAndRounds, 0.05, true); }
 
 TEST(ClosedForms, TreesAndRoundsAgree64) { expectAgreement(64, 1, kTreesAndRounds, 0.03); }
 TEST(ClosedForms, TreesAndRoundsAgree96) { expectAgreement(96, 1, kTreesAndRounds, 0.03); }
