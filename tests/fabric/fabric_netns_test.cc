@@ -60,17 +60,17 @@ TEST_F(FabricNetns, SecondUpReplacesTheFirst) {
 }
 
 TEST_F(FabricNetns, RanksGetTheirHostAndEnvironment) {
-  Outcome r =
-      run(runArgs(2, "1gbit",
-                  {"/bin/sh", "-c",
-                   "echo env $BRAID_RANK $BRAID_WORLD_SIZE $BRAID_ROOT_ADDR $BRAID_SOCKET_IFNAME "
-                   "$BRAID_HOSTID $LOCAL_RANK $LOCAL_WORLD_SIZE $BRAID_SECRET; ip -o -4 addr show dev fab0"},
-                  {"-P", "2", "--measure", "0"}));
+  Outcome r = run(runArgs(2, "1gbit",
+                          {"/bin/sh", "-c",
+                           "echo env $BRAID_RANK $BRAID_WORLD_SIZE $BRAID_ROOT_ADDR $BRAID_SOCKET_IFNAME "
+                           "$BRAID_HOSTID $LOCAL_RANK $LOCAL_WORLD_SIZE $BRAID_SECRET $BRAID_LINK_BETA_GBPS; "
+                           "ip -o -4 addr show dev fab0"},
+                          {"-P", "2", "--measure", "0"}));
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const std::string host1 = name_ + "-host1";
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex("\\[3\\] env 3 4 10\\.77\\.0\\.1:[0-9]+ =fab0 " + host1 + " 1 2 [0-9a-f]{32}\\n")))
-      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\\[3\\] env 3 4 10\\.77\\.0\\.1:[0-9]+ =fab0 " + host1 +
+                                                  " 1 2 [0-9a-f]{32} 0\\.1250\\n")))
+      << r.out << "(unmeasured, the tuner is told the configured 1 Gbit/s: 0.1250 GB/s)";
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\\[3\\] .*10\\.77\\.0\\.2/24"))) << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\\[0\\] .*10\\.77\\.0\\.1/24"))) << r.out;
   EXPECT_TRUE(namespacesOf(name_).empty()) << "run tears down its fabric";

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "lifecycle.h"
@@ -30,15 +31,26 @@ std::string selfPath() {
 }
 
 // The caller's environment with our interface selection instead of theirs.
-// BRAID_HOSTID is set per rank by the _rank helper.
-std::vector<std::string> rankBaseEnv() {
+// BRAID_HOSTID is set per rank by the _rank helper. The tuner is told the
+// link's rate (measured, else configured), as a cluster's admin would set
+// it, unless the caller chose one: its default is a 1.5 GB/s network, and
+// at a tenth of that it would pick log-round all-gathers and reduce-scatters
+// that the ring beats 2x here.
+std::vector<std::string> rankBaseEnv(double linkBitsPerSec) {
   std::vector<std::string> env;
+  bool linkGiven = false;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string entry = *e;
     if (entry.rfind("BRAID_SOCKET_IFNAME=", 0) == 0 || entry.rfind("BRAID_HOSTID=", 0) == 0) continue;
+    linkGiven |= entry.rfind("BRAID_LINK_BETA_GBPS=", 0) == 0;
     env.push_back(entry);
   }
   env.push_back(std::string("BRAID_SOCKET_IFNAME==") + kHostIfname);
+  if (!linkGiven && linkBitsPerSec > 0) {
+    char rate[64];
+    std::snprintf(rate, sizeof(rate), "BRAID_LINK_BETA_GBPS=%.4f", linkBitsPerSec / 8e9);
+    env.push_back(rate);
+  }
   return env;
 }
 
@@ -54,7 +66,7 @@ std::optional<bool> mustBuild(const FabricSpec& spec, std::string* error) {
   return std::nullopt;
 }
 
-int runRanks(const Options& opts) {
+int runRanks(const Options& opts, double linkBitsPerSec) {
   const FabricSpec& spec = opts.spec;
   std::string error;
   run::Rendezvous rv;
@@ -71,7 +83,7 @@ int runRanks(const Options& opts) {
   ro.prefix = opts.prefix;
   ro.command = {selfPath(), "_rank", spec.name, std::to_string(opts.ranksPerHost), "--"};
   ro.command.insert(ro.command.end(), opts.command.begin(), opts.command.end());
-  return run::supervise(ro, rv, rankBaseEnv());
+  return run::supervise(ro, rv, rankBaseEnv(linkBitsPerSec));
 }
 
 }  // namespace
@@ -105,9 +117,10 @@ int fabricRun(const Options& opts) {
   }
 
   int rc = 0;
-  if (opts.measureSec > 0 && spec.hosts >= 2 && !reportLink(spec, 0, 1, opts.measureSec)) rc = 1;
+  double linkBits = static_cast<double>(spec.rateBits);
+  if (opts.measureSec > 0 && spec.hosts >= 2 && !reportLink(spec, 0, 1, opts.measureSec, &linkBits)) rc = 1;
   if (gStop != 0) rc = 128 + gStop;
-  if (rc == 0) rc = runRanks(opts);
+  if (rc == 0) rc = runRanks(opts, linkBits);
   teardown();
   return rc;
 }

@@ -37,7 +37,7 @@ int reportRemoval(const std::string& name, int removed, const std::vector<std::s
 
 }  // namespace
 
-bool reportLink(const FabricSpec& spec, int from, int to, double seconds) {
+bool reportLink(const FabricSpec& spec, int from, int to, double seconds, double* bitsPerSec) {
   std::string error;
   std::optional<LinkMeasurement> m = measureLink(spec.name, from, to, seconds, &gStop, &error);
   if (!m) {
@@ -51,6 +51,7 @@ bool reportLink(const FabricSpec& spec, int from, int to, double seconds) {
       m->bitsPerSec / 1e9, formatRate(static_cast<double>(spec.rateBits)).c_str(), from, to, m->seconds);
   std::fputs(line, stdout);
   std::fflush(stdout);
+  if (bitsPerSec) *bitsPerSec = m->bitsPerSec;
   return true;
 }
 

@@ -28,7 +28,8 @@ int fabricRun(const Options& opts);  // launch.cc
 void say(const std::string& message);  // "fabric: <message>" on stderr
 
 // "link: 0.943 Gbit/s measured, 1 Gbit/s configured (host0 -> host1 over 1.75 s)",
-// or "" and a message when the measurement failed.
-bool reportLink(const FabricSpec& spec, int from, int to, double seconds);
+// or "" and a message when the measurement failed. *bitsPerSec, when given,
+// gets the measured rate.
+bool reportLink(const FabricSpec& spec, int from, int to, double seconds, double* bitsPerSec = nullptr);
 
 }  // namespace braid::fabric
