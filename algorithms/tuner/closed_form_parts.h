@@ -64,7 +64,8 @@ class PortClock {
  public:
   PortClock(const CostParams& p, int nranks)
       : p_(p), egressFree_(2 * static_cast<size_t>(nranks), 0), ingressFree_(egressFree_) {}
-  // When a message from `from` to `to`, ready at `ready`, ends on link l.
+  // When a message from `from` to `to`, ready at `ready` and holding both
+  // ports for `seconds`, ends.
   double send(int from, int to, double ready, double seconds) {
     const bool local = p_.sameHost(from, to);
     double& out = egressFree_[port(from, local)];

@@ -77,15 +77,44 @@ double rhdAllReduce(const ModelQuery& q, const CostParams& p) {
     t += std::max(C0 * fold.time(c0) + g * c0, fold.time(c0) + C0 * g * c0);
     t += C0 * fold.time(c0);
   }
-  double len = count;
+  // Each virtual rank's range, halved round by round as rhd_allreduce.cc
+  // cuts it: with fewer elements than 2^rounds, late rounds leave many
+  // halves empty, and an empty half is not sent (halving: the half given;
+  // doubling, the same round undone: the half kept).
+  const int hosts = p.hosts(q.nranks);
+  auto real = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  std::vector<double> lo(pw, 0), hi(pw, count);
+  std::vector<int> gives(hosts), keeps(hosts);
   for (int mask = 1; mask < pw; mask *= 2) {  // nearest partner first, as built
-    len = std::ceil(len / 2);
-    const double C = pieces(len, q), c = len * es / C;
     const Round round = foldedRound(p, q.nranks, mask);
     const LinkCost& l = *round.link;
-    const double k = round.sharers;                                   // messages queued on one port at a time
-    t += std::max(k * C * l.time(c) + g * c, l.time(c) + C * g * c);  // halving, with reduction
-    t += k * C * l.time(c);                                           // doubling, the same halves back
+    double give = 0, keep = 0;
+    std::fill(gives.begin(), gives.end(), 0);
+    std::fill(keeps.begin(), keeps.end(), 0);
+    for (int v = 0; v < pw; ++v) {
+      const double mid = lo[v] + std::floor((hi[v] - lo[v]) / 2);
+      const bool lower = (v & mask) == 0;
+      const double given = lower ? hi[v] - mid : mid - lo[v], kept = hi[v] - lo[v] - given;
+      (lower ? hi[v] : lo[v]) = mid;
+      give = std::max(give, given), keep = std::max(keep, kept);
+      const bool crosses = !p.sameHost(real(v), real(v ^ mask));
+      const int h = real(v) / p.ranksPerHost;
+      gives[h] += crosses && given > 0, keeps[h] += crosses && kept > 0;
+    }
+    // Messages queued on one port at a time: with a shared NIC, the busiest
+    // host's non-empty crossings.
+    auto queued = [&](const std::vector<int>& perHost) {
+      return p.sharedNic && round.sharers > 1 ? std::max(1, *std::max_element(perHost.begin(), perHost.end()))
+                                              : 1;
+    };
+    if (give > 0) {  // halving, with reduction
+      const double C = pieces(give, q), c = give * es / C, k = queued(gives);
+      t += std::max(k * C * l.time(c) + g * c, l.time(c) + C * g * c);
+    }
+    if (keep > 0) {  // doubling: the kept halves go back
+      const double C = pieces(keep, q), c = keep * es / C;
+      t += queued(keeps) * C * l.time(c);
+    }
   }
   return t;
 }

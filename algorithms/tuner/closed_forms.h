@@ -22,6 +22,8 @@
 //   allreduce rd      g n + R (t(n) + g n)  [+ max(t(n), g n) + t(n) if e > 0]
 //   allreduce rhd     sum over i = 1..R of max(C_i t(c_i) + g c_i, t(c_i) + C_i g c_i)
 //                     + sum over i of C_i t(c_i), halves n/2^i in C_i chunks
+//                     (as the builder cuts them: an empty half, with fewer
+//                     elements than 2^i, is not sent)
 //                     [+ fold and unfold of n in chunks if e > 0]
 //   allreduce tree    T1 + max((C-1) S, C g c + (C-1) 2 g c), each tree carrying
 //                     n/2 in C chunks. T1 = one chunk up and down both trees:

@@ -32,10 +32,6 @@ double knownGap(const Case& k, const ModelQuery& q, int ranksPerHost, bool share
   if (sharedNic) {
     // A host's ranks queue their crossings on its one port. Measured at 64
     // and 96 ranks, 8 a host (the SharedNic cases below):
-    // - halving-doubling with fewer elements than 2^rounds: the late rounds'
-    //   halves are empty for most ranks, who send nothing, where the form
-    //   charges every round full queues: up to 4x pessimistic at 8 B.
-    if (is(k, Collective::kAllReduce, "rhd") && q.bytes / q.elemSize < size_t(q.nranks)) return 3.1;
     // - the double binary tree, pipelined: the greedy slot over the hosts'
     //   ports (closed_forms_trees.cc) is 1.30 to 1.32 of the model; the
     //   busiest port alone would be 0.73. A lone chunk: 0.89 to 0.94.
