@@ -36,6 +36,7 @@
 #include <numeric>
 #include <vector>
 
+#include "algorithms/hierarchical/host_layout.h"
 #include "algorithms/registry.h"
 
 namespace braid::algo {
@@ -43,25 +44,6 @@ namespace {
 
 // Vectors up to this size use recursive doubling among the leaders.
 constexpr size_t kLeaderRdMaxBytes = 64 << 10;
-
-struct HostLayout {
-  std::vector<int> local;  // this rank's host, ascending; local[0] is the leader
-  std::vector<int> leaders;  // one per host, ascending
-  int leaderIndex = -1;      // this host's position in leaders
-};
-
-HostLayout layoutOf(const CollectiveArgs& a) {
-  HostLayout h;
-  auto hostOf = [&](int r) { return a.hostOf.empty() ? r : a.hostOf[r]; };
-  std::map<int, int> leaderOfHost;  // host -> lowest rank
-  for (int r = 0; r < a.nranks; ++r) leaderOfHost.emplace(hostOf(r), r);
-  for (auto& [host, leader] : leaderOfHost) h.leaders.push_back(leader);
-  std::sort(h.leaders.begin(), h.leaders.end());
-  for (int r = 0; r < a.nranks; ++r)
-    if (hostOf(r) == hostOf(a.rank)) h.local.push_back(r);
-  h.leaderIndex = static_cast<int>(std::find(h.leaders.begin(), h.leaders.end(), h.local[0]) - h.leaders.begin());
-  return h;
-}
 
 // The vector in chunks of whole elements, the unit of phases 1 and 3.
 struct Chunks {

@@ -93,6 +93,7 @@ double rdAllReduce(const ModelQuery& q, const CostParams& p);
 // closed_forms_trees.cc
 double treeAllReduce(const ModelQuery& q, const CostParams& p);
 double hierarchicalAllReduce(const ModelQuery& q, const CostParams& p);
+double hierarchicalAllGather(const ModelQuery& q, const CostParams& p);
 double binomialBroadcast(const ModelQuery& q, const CostParams& p);
 double binomialReduce(const ModelQuery& q, const CostParams& p);
 

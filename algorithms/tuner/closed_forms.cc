@@ -191,6 +191,7 @@ constexpr Entry kForms[] = {
     {Collective::kAllReduce, "hierarchical", hierarchicalAllReduce, true},
     {Collective::kReduceScatter, "ring", ringReduceScatter, true},
     {Collective::kAllGather, "ring", ringAllGather, true},
+    {Collective::kAllGather, "hierarchical", hierarchicalAllGather, true},
     {Collective::kBroadcast, "chain", chainBroadcast, true},
     {Collective::kReduce, "chain", chainReduce, true},
     {Collective::kBroadcast, "binomial", binomialBroadcast, true},

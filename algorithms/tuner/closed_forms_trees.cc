@@ -262,4 +262,19 @@ double hierarchicalAllReduce(const ModelQuery& q, const CostParams& p) {
   return t + tail;
 }
 
+// The leader's two ports set the pace: across hosts it sends the h blocks of
+// one host per ring step, (H - 1) h C messages in all; within its host it
+// hands every block to each of its h - 1 ranks, (h - 1)(N - 1) C messages.
+// The two overlap chunk by chunk. Before them: the first gathered chunk;
+// after: the last chunk to reach the leader still goes to each local rank.
+// The own block's copy overlaps.
+double hierarchicalAllGather(const ModelQuery& q, const CostParams& p) {
+  const int n = q.nranks, h = std::min(p.ranksPerHost, n), hosts = p.hosts(n);
+  const double b = q.bytes, C = pieces(b / q.elemSize, q), c = b / C;
+  if (n == 1) return p.gamma * b;
+  const double ti = p.intra.time(c), across = (hosts - 1) * double(h) * C * p.inter.time(c);
+  const double within = (h - 1) * double(n - 1) * C * ti;
+  return std::max(p.gamma * b, (h > 1 ? ti : 0) + std::max(across, within) + (h - 1) * ti);
+}
+
 }  // namespace braid::algo::forms

@@ -208,8 +208,7 @@ Status Communicator::buildPlan(const algo::CollectiveArgs& args, std::shared_ptr
     return notSupported(std::string("no algorithm for ") + algo::collectiveName(args.collective));
   algo::CollectiveArgs tuned = args;
   tuned.chunkBytes = pick.chunkBytes;
-  if (args.collective == algo::Collective::kAllReduce)
-    tuned.hostOf = topology_.hostOf;  // hierarchical algorithms
+  tuned.hostOf = topology_.hostOf;  // hierarchical algorithms (the others ignore it)
   algo::Schedule schedule;
   BRAID_RETURN_IF_ERROR(pick.algorithm->build(tuned, &schedule));
   return makeOwnPlan(std::move(schedule), pick.algorithm->name, out);

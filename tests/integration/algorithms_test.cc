@@ -5,7 +5,7 @@
 // 65539 (per block: 65539 / N for the block collectives), in and out of place,
 // every root at counts 0 and 1, roots 0 and N-1 above. BRAID_CHUNK_BYTES=4096
 // makes the larger counts pipeline through many chunks. The hierarchical
-// all-reduce runs on pretend hosts of three ranks (BRAID_HOSTID).
+// all-reduce and all-gather run on pretend hosts of three ranks (BRAID_HOSTID).
 //
 // The list of algorithms is written out here (the test sees only the public
 // API); KnownAlgorithms.MatchRegistry checks it against the names the library
@@ -33,14 +33,22 @@ struct Forced {
 };
 
 const Forced kAlgorithms[] = {
-    {Coll::kAllReduce, "allreduce", "ring"},         {Coll::kAllReduce, "allreduce", "rd"},
-    {Coll::kAllReduce, "allreduce", "rhd"},          {Coll::kAllReduce, "allreduce", "tree"},
+    {Coll::kAllReduce, "allreduce", "ring"},
+    {Coll::kAllReduce, "allreduce", "rd"},
+    {Coll::kAllReduce, "allreduce", "rhd"},
+    {Coll::kAllReduce, "allreduce", "tree"},
     {Coll::kAllReduce, "allreduce", "hierarchical"},
-    {Coll::kBroadcast, "broadcast", "chain"},        {Coll::kBroadcast, "broadcast", "binomial"},
-    {Coll::kReduce, "reduce", "chain"},              {Coll::kReduce, "reduce", "binomial"},
-    {Coll::kAllGather, "allgather", "ring"},         {Coll::kAllGather, "allgather", "rd"},
-    {Coll::kReduceScatter, "reducescatter", "ring"}, {Coll::kReduceScatter, "reducescatter", "rh"},
-    {Coll::kAllToAll, "alltoall", "pairwise"},       {Coll::kAllToAll, "alltoall", "bruck"},
+    {Coll::kAllGather, "allgather", "hierarchical"},
+    {Coll::kBroadcast, "broadcast", "chain"},
+    {Coll::kBroadcast, "broadcast", "binomial"},
+    {Coll::kReduce, "reduce", "chain"},
+    {Coll::kReduce, "reduce", "binomial"},
+    {Coll::kAllGather, "allgather", "ring"},
+    {Coll::kAllGather, "allgather", "rd"},
+    {Coll::kReduceScatter, "reducescatter", "ring"},
+    {Coll::kReduceScatter, "reducescatter", "rh"},
+    {Coll::kAllToAll, "alltoall", "pairwise"},
+    {Coll::kAllToAll, "alltoall", "bruck"},
     {Coll::kAllToAllv, "alltoallv", "pairwise"},
 };
 

@@ -54,6 +54,62 @@ TEST(HierarchicalAllReduce, EveryLayoutOpAndSize) {
   }
 }
 
+TEST(HierarchicalAllGather, EveryLayoutAndSize) {
+  const Algorithm* h = findAlgorithm(Collective::kAllGather, "hierarchical");
+  ASSERT_NE(h, nullptr);
+  for (const Layout& l : layouts()) {
+    SCOPED_TRACE(l.name);
+    for (size_t count : {0, 1, 7, 100, 3000})
+      for (bool inPlace : {false, true})
+        for (uint64_t seed : {0, 3}) {
+          SimCase c;
+          c.algorithm = h;
+          c.n = static_cast<int>(l.hostOf.size());
+          c.count = count;
+          c.inPlace = inPlace;
+          c.hostOf = l.hostOf;
+          c.chunkBytes = count > 1000 ? 4096 : 16;  // several chunks a block, the last one short
+          c.seed = seed;
+          ASSERT_NO_FATAL_FAILURE(runSimCase(c));
+        }
+  }
+}
+
+// Only leaders cross hosts, and each host's link carries exactly the other
+// hosts' blocks once in each direction.
+TEST(HierarchicalAllGather, LeadersMoveEachOtherHostsBlocksOnce) {
+  const Algorithm* h = findAlgorithm(Collective::kAllGather, "hierarchical");
+  const std::vector<int> hostOf = {0, 0, 1, 1, 2, 2, 2};
+  const size_t count = 10, blockBytes = count * 4;
+  for (int r = 0; r < 7; ++r) {
+    CollectiveArgs a;
+    a.collective = Collective::kAllGather;
+    a.nranks = 7;
+    a.rank = r;
+    a.count = count;
+    a.dtype = DataType::kFloat32;
+    a.hostOf = hostOf;
+    Schedule s;
+    ASSERT_TRUE(h->build(a, &s).isOk());
+    size_t crossIn = 0, crossOut = 0;
+    for (const Step& st : s.steps) {
+      if (st.kind != StepKind::kSend && st.kind != StepKind::kRecv) continue;
+      if (hostOf[st.peer] == hostOf[r]) continue;
+      EXPECT_TRUE(r == 0 || r == 2 || r == 4)
+          << "rank " << r << " is no leader but talks to rank " << st.peer;
+      (st.kind == StepKind::kSend ? crossOut : crossIn) +=
+          (st.kind == StepKind::kSend ? st.src : st.dst).bytes;
+    }
+    if (r == 0 || r == 2 || r == 4) {
+      const size_t others = 7 - (hostOf[r] == 2 ? 3 : 2);
+      EXPECT_EQ(crossIn, others * blockBytes) << "leader " << r;
+      // Around the ring a leader forwards every host's blocks but its right neighbour's.
+      const size_t rightHost = r == 0 ? 2 : r == 2 ? 3 : 2;
+      EXPECT_EQ(crossOut, (7 - rightHost) * blockBytes) << "leader " << r;
+    }
+  }
+}
+
 TEST(HierarchicalAllReduce, RandomStepOrders) {
   const Algorithm* h = findAlgorithm(Collective::kAllReduce, "hierarchical");
   for (uint64_t seed = 1; seed <= 30; ++seed) {
