@@ -26,6 +26,11 @@ inline int log2Floor(int n) {
   return r;
 }
 
+// The rank that virtual rank v of a folded halving/doubling schedule stands
+// for, when N = P + e is not a power of two: the first e are the odd ranks
+// 2v+1 (their even neighbours folded in), the rest v + e.
+inline int foldedRank(int v, int e) { return v < e ? 2 * v + 1 : v + e; }
+
 // A halving/doubling round over the P = 2^R virtual ranks of N, partners
 // differing in bit `mask`. When N is not a power of two the first e = N - P
 // virtual ranks stand for the odd ranks 2v+1 (their even neighbours folded
@@ -39,7 +44,7 @@ struct Round {
 };
 inline Round foldedRound(const CostParams& p, int nranks, int mask) {
   const int pw = 1 << log2Floor(nranks), e = nranks - pw;
-  auto real = [&](int v) { return v < e ? 2 * v + 1 : v + e; };
+  auto real = [&](int v) { return foldedRank(v, e); };
   std::vector<int> crossing(p.hosts(nranks), 0);
   bool any = false;
   for (int v = 0; v < pw; ++v) {

@@ -82,7 +82,7 @@ double rhdAllReduce(const ModelQuery& q, const CostParams& p) {
   // halves empty, and an empty half is not sent (halving: the half given;
   // doubling, the same round undone: the half kept).
   const int hosts = p.hosts(q.nranks);
-  auto real = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  auto real = [&](int v) { return foldedRank(v, extra); };
   std::vector<double> lo(pw, 0), hi(pw, count);
   std::vector<int> gives(hosts), keeps(hosts);
   for (int mask = 1; mask < pw; mask *= 2) {  // nearest partner first, as built

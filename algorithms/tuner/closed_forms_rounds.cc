@@ -53,7 +53,7 @@ double rhReduceScatter(const ModelQuery& q, const CostParams& p) {
   // when v < e, else rank v+e; group g < e holds two blocks. Round by round,
   // v keeps half of its groups once it and its partner have finished the
   // round before.
-  auto real = [&](int v) { return v < e ? 2 * v + 1 : v + e; };
+  auto real = [&](int v) { return foldedRank(v, e); };
   auto fold = [&](int v) -> const LinkCost& { return p.link(2 * v, 2 * v + 1); };
   auto blocks = [&](int g0, int g1) { return (g1 - g0) + std::clamp(e - g0, 0, g1 - g0); };
   auto keep = [&](int v, int mask) {
