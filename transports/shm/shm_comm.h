@@ -100,7 +100,9 @@ class ShmSendComm final : public transport::SendComm, public ShmComm {
  private:
   Status progress(bool* moved) override;
   bool peerEndGone() const override { return peerState_->load(std::memory_order_acquire) != 0; }
-  bool writeFrames();  // true when it wrote anything
+  // Writes queued frames, at most payloadBudget bytes of inline payload;
+  // true when it wrote anything.
+  bool writeFrames(uint64_t payloadBudget = UINT64_MAX);
   uint64_t freeBytes(uint64_t need);
   void publish();
   uint64_t head_ = 0, tailCache_ = 0, published_ = 0;

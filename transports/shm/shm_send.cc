@@ -18,6 +18,15 @@ Status ShmSendComm::isend(const void* data, size_t size, uint32_t tag, void* mha
   r->cma = cma_ && size > 0 && size >= cmaThreshold_;
   if (r->cma) r->cmaIndex = nextCmaIndex_++;
   *req = static_cast<transport::Request*>(r);
+  // Out at once when nothing is queued ahead of it: a CMA header costs a line,
+  // and a peer that finds it can pull while this rank is busy elsewhere.
+  // Left to test(), the header of a rank that first tests a receive would wait
+  // behind that receive's pull, and two ranks exchanging blocks would pull
+  // one after the other instead of together (measured: a 2-rank 16 MiB
+  // all-to-all took 3.6 ms, its two 8 MiB pulls back to back).
+  if (cursor_ == r) {
+    writeFrames(kPublishBytes);
+  }
   return Status::ok();
 }
 
@@ -36,7 +45,7 @@ void ShmSendComm::publish() {
   ringPeer();
 }
 
-bool ShmSendComm::writeFrames() {
+bool ShmSendComm::writeFrames(uint64_t payloadBudget) {
   uint64_t start = head_;
   while (ShmRequest* r = cursor_) {
     if (!r->headerDone) {
@@ -57,12 +66,12 @@ bool ShmSendComm::writeFrames() {
       }
     }
     uint64_t want = padded(r->total) - r->moved;
-    while (want > 0) {
-      uint64_t n = std::min({want, freeBytes(want), kPublishBytes});
+    while (want > 0 && payloadBudget > 0) {
+      uint64_t n = std::min({want, freeBytes(want), kPublishBytes, payloadBudget});
       if (n == 0) break;
       uint64_t real = r->moved < r->total ? std::min(n, r->total - r->moved) : 0;  // the rest is padding
       data_.copyIn(head_, r->data + r->moved, real);
-      head_ += n, r->moved += n, want -= n;
+      head_ += n, r->moved += n, want -= n, payloadBudget -= n;
       if (head_ - published_ >= kPublishBytes) publish();
     }
     if (want > 0) break;
