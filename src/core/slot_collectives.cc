@@ -281,21 +281,26 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
   Waiter waiter(slots, call, ctx);
   for (size_t off = 0; off < call.count;) {
     const size_t len = std::min(perChunk, call.count - off);
-    // Phase 1: every rank's chunk in its slot.
+    const size_t lo = blockBegin(len, n, me), hi = blockBegin(len, n, me + 1), count = hi - lo;
+    // Phase 1: every rank's chunk in its slot, but for the block the rank
+    // folds itself, which it reads from its input: one pass over 1/n of the
+    // data saved (a quarter of what a rank copies with 2 ranks).
     const uint32_t gather = ++*opNumber;
+    BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, gather - 1, "to finish its previous op"));
+    char* slot = slots.mySlot(gather);
+    std::memcpy(slot, in + off * es, lo * es);
+    std::memcpy(slot + hi * es, in + (off + hi) * es, (len - hi) * es);
     BRAID_RETURN_IF_ERROR(
-        exchange(slots, waiter, gather, in + off * es, len * es, kEveryone, "to publish its input", ctx));
+        exchange(slots, waiter, gather, nullptr, 0, kEveryone, "to publish its input", ctx));
 
     // Phase 2: this rank's block, folded over every rank's chunk in rank
     // order, goes to the same place in its next slot (every rank is past that
     // slot's last use: all published `gather`).
     const uint32_t fold = ++*opNumber;
-    const size_t lo = blockBegin(len, n, me), count = blockBegin(len, n, me + 1) - lo;
+    auto source = [&](int r) { return r == me ? in + (off + lo) * es : slots.slot(r, gather) + lo * es; };
     char* mine = slots.mySlot(fold) + lo * es;
-    kernels::reduce(mine, slots.slot(0, gather) + lo * es, slots.slot(1, gather) + lo * es, count, call.dtype,
-                    call.op);
-    for (int r = 2; r < n; ++r)
-      kernels::reduce(mine, mine, slots.slot(r, gather) + lo * es, count, call.dtype, call.op);
+    kernels::reduce(mine, source(0), source(1), count, call.dtype, call.op);
+    for (int r = 2; r < n; ++r) kernels::reduce(mine, mine, source(r), count, call.dtype, call.op);
     if (call.op == RedOp::kAvg) kernels::divideBy(mine, count, call.dtype, static_cast<uint64_t>(n));
     BRAID_RETURN_IF_ERROR(
         exchange(slots, waiter, fold, nullptr, 0, kEveryone, "to publish its reduced block", ctx));
