@@ -127,9 +127,14 @@ Status Run::ready(StepId id) {
 
 Status Run::complete(StepId id) {
   ++done_;
-  for (uint32_t k = p_.dependentsBegin[id]; k < p_.dependentsBegin[id + 1]; ++k) {
-    StepId d = p_.dependents[k];
-    if (--st_.waitingOn[d] == 0) BRAID_RETURN_IF_ERROR(ready(d));
+  // Transfers before local steps: a send this step frees is out (its frame
+  // written, or its CMA header up for the peer to pull) before this thread
+  // starts a copy or a reduction, so the peer moves data meanwhile.
+  for (bool comm : {true, false}) {
+    for (uint32_t k = p_.dependentsBegin[id]; k < p_.dependentsBegin[id + 1]; ++k) {
+      const StepId d = p_.dependents[k];
+      if (isComm(s_.steps[d].kind) == comm && --st_.waitingOn[d] == 0) BRAID_RETURN_IF_ERROR(ready(d));
+    }
   }
   return Status::ok();
 }
@@ -251,8 +256,11 @@ Status Run::failedStep(Status status, const Step& st, bool issuing) {
 
 Status Run::go() {
   BRAID_RETURN_IF_ERROR(prepare());
-  for (StepId id : p_.roots)
-    if (!st_.isReady[id]) BRAID_RETURN_IF_ERROR(ready(id));
+  // Transfers first, as in complete(): a broadcast root's send is up before
+  // its own copy into the output, which then overlaps the peer's pull.
+  for (bool comm : {true, false})
+    for (StepId id : p_.roots)
+      if (isComm(s_.steps[id].kind) == comm && !st_.isReady[id]) BRAID_RETURN_IF_ERROR(ready(id));
   // Spin for spinNs before sleeping in poll(): on a quiet link a reply often
   // comes within microseconds, and poll's wake-up costs more than that.
   uint64_t idleSince = 0;
