@@ -69,6 +69,18 @@ INSTANTIATE_TEST_SUITE_P(Ranks, MatrixBig,
                            return name.append("_").append(kTypeGroups[std::get<1>(p.param)].name);
                          });
 
+// Large messages over shm are pulled single-copy (CMA) by default; the ring
+// carries them where the kernel refuses, so the big matrix runs once over the
+// ring alone too.
+TEST(MatrixBigRingOnly, ThreeRanks) {
+  MatrixOptions m;
+  m.counts = {};
+  m.bigTypes = kTypeGroups[1].types;
+  setenv("BRAID_SHM_CMA_THRESHOLD", "0", 1);  // read at init by the forked ranks
+  runMatrixInline(3, m);
+  unsetenv("BRAID_SHM_CMA_THRESHOLD");
+}
+
 // The same matrix through a braidStream_t with events, once, at 4 ranks.
 TEST(MatrixStream, FourRanks) {
   RunOptions o;
