@@ -275,19 +275,13 @@ Status Communicator::buildQuantized(const algo::CollectiveArgs& args,
                      out);
 }
 
-uint64_t Communicator::takeTicket(const Op& op) {
-  std::lock_guard<FutexMutex> lock(mu_);
-  return enqueueLocked(op, coarseNowNs());
-}
-
-uint64_t Communicator::enqueueLocked(const Op& op, uint64_t atNs) {
-  OpRecord& record = recorder_.enqueued(nextTicket_, atNs);  // under mu_, so records go in ticket order
+void Communicator::recordLocked(const Op& op, uint64_t ticket, uint64_t atNs) {
+  OpRecord& record = recorder_.enqueued(ticket, atNs);
   record.collective = op.collective;
   record.dtype = op.dtype;
   record.count = op.count;
   record.rootOrPeer = op.rootOrPeer;
   record.algorithm = planOf(op).algorithm;
-  return nextTicket_++;
 }
 
 std::string Communicator::defaultTracePath() const {
@@ -306,8 +300,11 @@ Status Communicator::dumpTrace(const std::string& path) const {
   return FlightRecorder::writeJson(path.empty() ? defaultTracePath() : path, json);
 }
 
-Status Communicator::run(uint64_t ticket, Op& op) {
+Status Communicator::run(uint64_t ticket, Op& op, uint64_t queuedAtNs) {
   std::unique_lock<FutexMutex> lock(mu_);
+  // Recorded now, not when queued (that took no lock): a dump lists the ops
+  // a worker has reached, the one it is stuck in among them.
+  recordLocked(op, ticket, queuedAtNs != 0 ? queuedAtNs : coarseNowNs());
   return runTurn(lock, ticket, op, Clock::time_point{});
 }
 
@@ -316,8 +313,9 @@ Status Communicator::runInline(Op& op) {
   // come already (the usual case), start it.
   const Clock::time_point now = coarseNow();
   std::unique_lock<FutexMutex> lock(mu_);
-  const uint64_t ticket =
-      enqueueLocked(op, std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
+  const uint64_t ticket = nextTicket_.fetch_add(1, std::memory_order_relaxed);
+  recordLocked(op, ticket,
+               std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   return runTurn(lock, ticket, op, serving_ == ticket ? now : Clock::time_point{});
 }
 
@@ -479,9 +477,9 @@ Status Communicator::haltReason() const {
 Status Communicator::drain() {
   std::unique_lock<FutexMutex> lock(mu_);
   Deadline deadline(config_.timeoutMs);
-  while (serving_ != nextTicket_) {
+  while (serving_ != nextTicket_.load()) {
     if (deadline.expired())
-      return timeoutError("communicator still has " + std::to_string(nextTicket_ - serving_) +
+      return timeoutError("communicator still has " + std::to_string(nextTicket_.load() - serving_) +
                           " ops queued after " + std::to_string(config_.timeoutMs) + " ms");
     ++turnWaiters_;
     turn_.wait_for(lock, std::chrono::milliseconds(deadline.remainingMs(100)));

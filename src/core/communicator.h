@@ -97,10 +97,14 @@ class Communicator {
   // Whether small collectives run on shared slots (every rank on this host).
   bool hasSlots() const { return slots_ != nullptr; }
 
-  // Takes the op's place in the issue order and records it in the flight recorder.
-  uint64_t takeTicket(const Op& op);
-  // Runs `op` once every earlier ticket is done. Always consumes the ticket.
-  Status run(uint64_t ticket, Op& op);
+  // Takes an op's place in the issue order. Lock-free: a caller queuing
+  // small collectives on a stream back to back would otherwise hand the
+  // mutex to and from the stream's worker at every op (a cache miss each way
+  // per hand-over: 1.1 against 0.38 us an op with 1 rank, measured).
+  uint64_t takeTicket() { return nextTicket_.fetch_add(1, std::memory_order_relaxed); }
+  // Records the op (queued at queuedAtNs, 0: now) in the flight recorder, then
+  // runs it once every earlier ticket is done. Always consumes the ticket.
+  Status run(uint64_t ticket, Op& op, uint64_t queuedAtNs = 0);
   // takeTicket + run in one, for the calling thread (a NULL stream).
   Status runInline(Op& op);
   // Waits until every ticket taken so far has finished (deadline: timeoutMs).
@@ -142,8 +146,8 @@ class Communicator {
   Status settle(const Status& local, const ExecutionContext& ctx);
   // The watchdog's thread: another rank (or the hub) reported a fault.
   void onFault(const Fault& fault);
-  // Records op under mu_ (held) and returns its ticket.
-  uint64_t enqueueLocked(const Op& op, uint64_t atNs);
+  // Records the op of `ticket` in the flight recorder; mu_ held.
+  void recordLocked(const Op& op, uint64_t ticket, uint64_t atNs);
   // The rest of run() with mu_ held by `lock`; `now`: a clock reading taken
   // when the turn had already come (the epoch: read one once it comes).
   Status runTurn(std::unique_lock<FutexMutex>& lock, uint64_t ticket, Op& op, Clock::time_point now);
@@ -187,7 +191,7 @@ class Communicator {
   mutable FutexMutex mu_;
   std::condition_variable_any turn_;
   int turnWaiters_ = 0;      // guarded by mu_: threads waiting on turn_ (none: no notify)
-  uint64_t nextTicket_ = 0;  // guarded by mu_
+  std::atomic<uint64_t> nextTicket_{0};  // takeTicket(); runInline takes one under mu_
   uint64_t serving_ = 0;     // guarded by mu_
   Status error_;             // guarded by mu_: the first failure
   bool remoteFault_ = false; // guarded by mu_: error_ came from another rank

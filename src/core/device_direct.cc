@@ -355,8 +355,7 @@ Status launchDirect(const std::shared_ptr<Communicator>& comm, Stream* stream, C
   BRAID_RETURN_IF_ERROR(direct->build(*comm));
   *taken = true;
   if (stream == nullptr) return direct->run(*comm, nullptr);
-  return queueDeviceCall(comm, *stream, order, direct, direct->barriers.size(),
-                         [&](size_t k) -> const Op& { return direct->barriers[k]; });
+  return queueDeviceCall(comm, *stream, order, direct, direct->barriers.size());
 }
 
 }  // namespace braid::core

@@ -27,19 +27,18 @@ namespace braid::core {
 
 // Call: holds `CudaStreamOrder* order`, `void* ready` and `uint32_t
 // sequence`, and runs with `Status run(Communicator&, const uint64_t*
-// tickets)`; opOf(k), k < opCount: the Ops it runs, in the order of their
-// tickets. (An accessor, not a range: clang 14's std::views do not build
-// with libstdc++ 12, the sanitizer builds' pair.)
-template <typename Call, typename OpOf>
+// tickets)` the opCount ops it holds, in the order of their tickets, taken
+// here (in call order, among the communicator's other calls).
+template <typename Call>
 Status queueDeviceCall(const std::shared_ptr<Communicator>& comm, Stream& stream, CudaStreamOrder* order,
-                       std::shared_ptr<Call> call, size_t opCount, const OpOf& opOf) {
+                       std::shared_ptr<Call> call, size_t opCount) {
   if (order) {
     BRAID_RETURN_IF_ERROR(order->markReady(&call->ready, &call->sequence));
     call->order = order;
   }
   std::vector<uint64_t> tickets;
   tickets.reserve(opCount);
-  for (size_t k = 0; k < opCount; ++k) tickets.push_back(comm->takeTicket(opOf(k)));
+  for (size_t k = 0; k < opCount; ++k) tickets.push_back(comm->takeTicket());
   const uint32_t sequence = call->sequence;
   stream.enqueue([comm, queued = std::move(call), tickets = std::move(tickets)]() mutable {
     Status s = queued->run(*comm, tickets.data());

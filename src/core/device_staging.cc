@@ -381,8 +381,7 @@ Status launchCall(const std::shared_ptr<Communicator>& comm, Stream* stream, Cud
   if (stream == nullptr) return call->run(*comm, nullptr);
   if (call->aBytes) BRAID_RETURN_IF_ERROR(stream->staging().take(*call->m, 0, call->aBytes, &call->a));
   if (call->bBytes) BRAID_RETURN_IF_ERROR(stream->staging().take(*call->m, 1, call->bBytes, &call->b));
-  return queueDeviceCall(comm, *stream, order, call, call->pieces.size(),
-                         [&](size_t k) -> const Op& { return call->pieces[k].op; });
+  return queueDeviceCall(comm, *stream, order, call, call->pieces.size());
 }
 
 Status checkDevices(int inDevice, int outDevice, const CudaStreamOrder* order) {

@@ -21,11 +21,12 @@ const char* opStateName(OpState s) {
 
 FlightRecorder::FlightRecorder(size_t capacity) : ring_(capacity == 0 ? 1 : capacity) {
   if (ring_.size() > 1 && (ring_.size() & (ring_.size() - 1)) == 0) mask_ = ring_.size() - 1;
+  for (OpRecord& r : ring_) r.ticket = kNoTicket;
 }
 
 OpRecord& FlightRecorder::enqueued(uint64_t ticket, uint64_t atNs) {
   // Filled in place: the slot's strings keep their buffers from op to op.
-  OpRecord& slot = ring_[indexOf(next_)];
+  OpRecord& slot = ring_[indexOf(ticket)];
   slot.ticket = ticket;
   slot.kindSeq = 0;
   slot.state = OpState::kEnqueued;
@@ -33,14 +34,13 @@ OpRecord& FlightRecorder::enqueued(uint64_t ticket, uint64_t atNs) {
   slot.startedNs = slot.endedNs = 0;
   slot.bytes = 0;
   slot.error.clear();
-  ++next_;
+  if (ticket >= next_) next_ = ticket + 1;
   return slot;
 }
 
 OpRecord* FlightRecorder::find(uint64_t ticket) {
   OpRecord& slot = ring_[indexOf(ticket)];
-  // Tickets are recorded in order, one per record, so a ticket's slot is fixed;
-  // it is gone once K newer ops have been recorded.
+  // A ticket's slot is fixed; it is gone once a ticket K later is recorded.
   return slot.ticket == ticket ? &slot : nullptr;
 }
 
@@ -64,7 +64,10 @@ void FlightRecorder::finished(uint64_t ticket, const Status& status) {
 std::vector<OpRecord> FlightRecorder::snapshot() const {
   std::vector<OpRecord> out;
   const uint64_t held = next_ < ring_.size() ? next_ : ring_.size();
-  for (uint64_t i = next_ - held; i < next_; ++i) out.push_back(ring_[i % ring_.size()]);
+  for (uint64_t i = next_ - held; i < next_; ++i) {
+    const OpRecord& r = ring_[indexOf(i)];
+    if (r.ticket == i) out.push_back(r);  // else not recorded yet (queued behind its turn)
+  }
   return out;
 }
 

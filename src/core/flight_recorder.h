@@ -45,8 +45,10 @@ class FlightRecorder {
 
   // Times are steady-clock nanoseconds the caller read (one reading serves
   // the record and the op's deadline; coarseNow() is precise enough).
-  // A new record for `ticket` (tickets come in order), state enqueued; the
-  // caller fills in what the op is.
+  // A new record for `ticket`, state enqueued; the caller fills in what the
+  // op is. Tickets may come out of order: an op queued on a stream is
+  // recorded when its turn comes (so that queuing it takes no lock), after
+  // later tickets run inline have been.
   OpRecord& enqueued(uint64_t ticket, uint64_t atNs);
   void started(uint64_t ticket, uint64_t kindSeq, uint64_t bytes, uint64_t atNs);
   void finished(uint64_t ticket, const Status& status);
@@ -67,9 +69,11 @@ class FlightRecorder {
     return mask_ != 0 ? static_cast<size_t>(ticket & mask_) : static_cast<size_t>(ticket % ring_.size());
   }
 
+  static constexpr uint64_t kNoTicket = ~uint64_t{0};  // a slot never written
+
   std::vector<OpRecord> ring_;
   uint64_t mask_ = 0;  // ring_.size() - 1 when that is a power of two above 1
-  uint64_t next_ = 0;  // total records ever added
+  uint64_t next_ = 0;  // one past the highest ticket recorded
 };
 
 }  // namespace braid::core

@@ -23,7 +23,7 @@ thread_local std::vector<Pending> tlsGroupPending;
 
 Status runNow(const std::shared_ptr<Communicator>& comm, Stream* stream, Op&& op) {
   if (stream == nullptr) return comm->runInline(op);
-  const uint64_t ticket = comm->takeTicket(op);
+  const uint64_t ticket = comm->takeTicket();
   stream->enqueue(comm, ticket, std::move(op));
   return Status::ok();
 }

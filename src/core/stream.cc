@@ -47,7 +47,7 @@ void Stream::push(Args&&... args) {
 }
 
 void Stream::enqueue(std::shared_ptr<Communicator> comm, uint64_t ticket, Op&& op) {
-  push(std::move(comm), ticket, std::move(op));
+  push(std::move(comm), ticket, coarseNowNs(), std::move(op));
 }
 
 void Stream::enqueue(std::function<Status()> closure) { push(std::move(closure)); }
@@ -82,7 +82,7 @@ void Stream::loop() {
     Work& work = queue_.front();
     running_ = true;
     lock.unlock();
-    Status status = work.comm ? work.comm->run(work.ticket, work.op) : work.closure();
+    Status status = work.comm ? work.comm->run(work.ticket, work.op, work.queuedAtNs) : work.closure();
     // Release what the item held before reporting idle (and outside the lock:
     // this may be the communicator's last reference).
     work.comm.reset();

@@ -59,11 +59,12 @@ class Stream {
   std::condition_variable workQueued_;
   std::condition_variable drained_;
   struct Work {
-    Work(std::shared_ptr<Communicator>&& c, uint64_t t, Op&& o)
-        : comm(std::move(c)), ticket(t), op(std::move(o)) {}
+    Work(std::shared_ptr<Communicator>&& c, uint64_t t, uint64_t at, Op&& o)
+        : comm(std::move(c)), ticket(t), queuedAtNs(at), op(std::move(o)) {}
     explicit Work(std::function<Status()>&& f) : closure(std::move(f)) {}
     std::shared_ptr<Communicator> comm;  // an op: comm->run(ticket, op)
     uint64_t ticket = 0;
+    uint64_t queuedAtNs = 0;  // for the flight recorder, which records the op when it runs
     Op op;
     std::function<Status()> closure;  // anything else (comm is null)
   };
