@@ -3,7 +3,9 @@
 // order) and the failure state. ShmSendComm / ShmRecvComm (shm_send.cc,
 // shm_recv.cc) add the data path.
 //
-// Progress happens only inside test(). Requests complete in posting order.
+// Progress happens inside test(), and at isend for a send with nothing
+// queued ahead of it (its header and first piece go out at once). Requests
+// complete in posting order.
 // After an error the comm is dead: every request in flight and every new one
 // fails with that error, and the peer is told (its end state becomes kFailed)
 // so that it fails too instead of waiting. A test() that moves nothing checks
