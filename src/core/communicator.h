@@ -191,8 +191,12 @@ class Communicator {
   mutable FutexMutex mu_;
   std::condition_variable_any turn_;
   int turnWaiters_ = 0;      // guarded by mu_: threads waiting on turn_ (none: no notify)
-  std::atomic<uint64_t> nextTicket_{0};  // takeTicket(); runInline takes one under mu_
-  uint64_t serving_ = 0;     // guarded by mu_
+  // takeTicket(); runInline takes one under mu_. A cache line of its own: a
+  // caller queuing on a stream takes a ticket per op while the stream's
+  // worker writes the state around mu_, and sharing the line cost both a
+  // transfer of it per op.
+  alignas(64) std::atomic<uint64_t> nextTicket_{0};
+  alignas(64) uint64_t serving_ = 0;  // guarded by mu_
   Status error_;             // guarded by mu_: the first failure
   bool remoteFault_ = false; // guarded by mu_: error_ came from another rank
   std::condition_variable_any faultSeen_;           // error_ was set

@@ -28,9 +28,8 @@ Stream::Stream() : staging_(std::make_unique<StreamStaging>()), worker_([this] {
 
 Stream::~Stream() {
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    stopping_ = true;
-    pushes_.fetch_add(1, std::memory_order_release);  // ends an idle poll at once
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_.store(true, std::memory_order_seq_cst);
     workQueued_.notify_all();
   }
   worker_.join();
@@ -40,10 +39,18 @@ void Stream::bindCuda(std::unique_ptr<CudaStreamOrder> order) { cudaOrder_ = std
 
 template <typename... Args>
 void Stream::push(Args&&... args) {
-  std::lock_guard<std::mutex> lock(mu_);
-  queue_.emplace(std::forward<Args>(args)...);
-  pushes_.fetch_add(1, std::memory_order_release);
-  if (workerAsleep_) workQueued_.notify_one();
+  {
+    std::lock_guard<std::mutex> lock(pushMu_);
+    queue_.emplace(std::forward<Args>(args)...);
+  }
+  // The push's store and this load are both sequentially consistent, as are
+  // the worker's announcement of its sleep and its check for work after it:
+  // one of the two sides sees the other. Waking takes mu_, which the worker
+  // holds from that check until it waits, so the notify cannot fall between.
+  if (workerAsleep_.load(std::memory_order_seq_cst)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    workQueued_.notify_one();
+  }
 }
 
 void Stream::enqueue(std::shared_ptr<Communicator> comm, uint64_t ticket, Op&& op) {
@@ -54,7 +61,7 @@ void Stream::enqueue(std::function<Status()> closure) { push(std::move(closure))
 
 void Stream::pollForWork(uint64_t pushesSeen) {
   const uint64_t until = nowNs() + kIdleSpinNs;
-  for (unsigned i = 1; pushes_.load(std::memory_order_acquire) == pushesSeen; ++i) {
+  for (unsigned i = 1; queue_.pushed() == pushesSeen && !stopping_.load(std::memory_order_relaxed); ++i) {
     cpuRelax();
     if (i % 64 == 0) {
       if (nowNs() >= until) return;
@@ -63,50 +70,84 @@ void Stream::pollForWork(uint64_t pushesSeen) {
   }
 }
 
+void Stream::sleepForWork() {
+  std::unique_lock<std::mutex> lock(mu_);
+  workerAsleep_.store(true, std::memory_order_seq_cst);
+  workQueued_.wait(
+      lock, [&] { return queue_.pushed() != queue_.popped() || stopping_.load(std::memory_order_seq_cst); });
+  workerAsleep_.store(false, std::memory_order_relaxed);
+}
+
+void Stream::keepError(const Status& status) {
+  std::lock_guard<std::mutex> lock(errorMu_);
+  if (firstError_.isOk()) firstError_ = status;
+}
+
+void Stream::wakeMeAt(uint64_t mark) {
+  uint64_t current = wakeAt_.load(std::memory_order_relaxed);
+  while (mark < current && !wakeAt_.compare_exchange_weak(current, mark, std::memory_order_seq_cst)) {
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // also when the lower mark of another waiter stays
+}
+
 void Stream::loop() {
   nameThisThread("braid-stream");
   markEngineThread();
-  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    if (queue_.empty() && !stopping_) {
-      const uint64_t seen = pushes_.load(std::memory_order_relaxed);
-      lock.unlock();
+    Work* work = queue_.front();
+    if (work == nullptr) {
+      // The destructor runs after every push it waits for, so stopping_
+      // seen here means the queue has nothing more to come.
+      if (stopping_.load(std::memory_order_acquire)) {
+        if (queue_.front() == nullptr) return;
+        continue;
+      }
+      const uint64_t seen = queue_.popped();  // nothing waits: pushed() == popped()
       pollForWork(seen);
-      lock.lock();
-      workerAsleep_ = true;
-      workQueued_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-      workerAsleep_ = false;
+      if (queue_.pushed() == seen) sleepForWork();
+      continue;
     }
-    if (queue_.empty()) return;  // stopping, and everything queued has run
     // Run in place: the producer only appends, and never moves queued items.
-    Work& work = queue_.front();
-    running_ = true;
-    lock.unlock();
-    Status status = work.comm ? work.comm->run(work.ticket, work.op, work.queuedAtNs) : work.closure();
-    // Release what the item held before reporting idle (and outside the lock:
-    // this may be the communicator's last reference).
-    work.comm.reset();
-    work.closure = nullptr;
-    lock.lock();
+    Status status = work->comm ? work->comm->run(work->ticket, work->op, work->queuedAtNs) : work->closure();
+    // Release what the item held before counting it done (this may be the
+    // communicator's last reference), and keep an error before that too, so
+    // a synchronizer that sees the count sees the error.
+    work->comm.reset();
+    work->closure = nullptr;
+    if (!status.isOk()) keepError(status);
     queue_.pop();
-    running_ = false;
-    if (!status.isOk() && firstError_.isOk()) firstError_ = status;
-    if (queue_.empty()) drained_.notify_all();
+    // pop()'s store and this load are sequentially consistent, as are a
+    // synchronizer's setting of wakeAt_ and its check of popped() after it.
+    if (queue_.popped() >= wakeAt_.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      wakeAt_.store(kNobodyWaits, std::memory_order_relaxed);
+      drained_.notify_all();
+    }
   }
 }
 
 Status Stream::synchronize() {
-  std::unique_lock<std::mutex> lock(mu_);
-  drained_.wait(lock, [&] { return queue_.empty() && !running_; });
+  const uint64_t mark = queue_.pushed();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (queue_.popped() < mark) {
+      wakeMeAt(mark);
+      if (queue_.popped() >= mark) break;
+      drained_.wait(lock);
+    }
+  }
+  std::lock_guard<std::mutex> lock(errorMu_);
   Status error = firstError_;
   firstError_ = Status::ok();
   return error;
 }
 
 Status Stream::query() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!firstError_.isOk()) return firstError_;
-  if (!queue_.empty() || running_) return Status(Code::kInProgress, "stream has queued work");
+  {
+    std::lock_guard<std::mutex> lock(errorMu_);
+    if (!firstError_.isOk()) return firstError_;
+  }
+  if (queue_.popped() != queue_.pushed()) return Status(Code::kInProgress, "stream has queued work");
   return Status::ok();
 }
 

@@ -39,7 +39,8 @@ class Stream {
   // allocates nothing per op.
   void enqueue(std::shared_ptr<Communicator> comm, uint64_t ticket, Op&& op);
   void enqueue(std::function<Status()> work);
-  // Blocks until the queue is empty and idle; returns and clears the first error.
+  // Blocks until everything queued before the call has run; returns and
+  // clears the first error.
   Status synchronize();
   // Ok when idle, InProgress while work is queued or running, else the error.
   Status query();
@@ -53,11 +54,12 @@ class Stream {
  private:
   void loop();
 
+  // Work reaches the worker through a lock-free queue (queue_); the mutex and
+  // conditions below are only for sleeping: a worker with nothing to do, a
+  // synchronizer waiting for the worker to get past its mark.
   std::mutex mu_;
-  // Two conditions, so that finishing one op of many wakes nobody: the worker
-  // waits for work, synchronizers wait for the queue to drain.
-  std::condition_variable workQueued_;
-  std::condition_variable drained_;
+  std::condition_variable workQueued_;  // the worker waits for work
+  std::condition_variable drained_;     // synchronizers wait for the worker to pass their mark
   struct Work {
     Work(std::shared_ptr<Communicator>&& c, uint64_t t, uint64_t at, Op&& o)
         : comm(std::move(c)), ticket(t), queuedAtNs(at), op(std::move(o)) {}
@@ -72,14 +74,28 @@ class Stream {
   // caller's Op into the queue: this is on every stream call's path).
   template <typename... Args>
   void push(Args&&... args);
-  // Polls (yielding) until a push after `pushesSeen`, or a short while.
+  // Polls (yielding) until something is pushed after `pushesSeen`, or a short while.
   void pollForWork(uint64_t pushesSeen);
+  // Sleeps until there is work or the stream stops.
+  void sleepForWork();
+  void keepError(const Status& status);
+  // Lowers wakeAt_ to `mark` (under mu_).
+  void wakeMeAt(uint64_t mark);
+
+  // Callers push under pushMu_ (the queue takes one producer at a time); the
+  // worker never takes it.
+  alignas(64) std::mutex pushMu_;
   SegmentedQueue<Work> queue_;
-  // Pushes so far, read without the lock by the idle worker's poll.
-  std::atomic<uint64_t> pushes_{0};
-  bool workerAsleep_ = false;  // waiting on workQueued_: a push must notify
-  bool running_ = false;  // an item is executing
-  bool stopping_ = false;
+  // Read on every push and every pop, written seldom: a line of their own.
+  alignas(64) std::atomic<bool> workerAsleep_{false};  // waiting on workQueued_: a push must notify
+  // The lowest mark a synchronizer waits for: the worker notifies drained_
+  // when popped() reaches it (not on every pop, which would wake a waiter
+  // per op of a burst), and resets it; woken waiters short of their mark
+  // set it again.
+  std::atomic<uint64_t> wakeAt_{kNobodyWaits};
+  std::atomic<bool> stopping_{false};
+  static constexpr uint64_t kNobodyWaits = ~uint64_t{0};
+  std::mutex errorMu_;
   Status firstError_;
   std::unique_ptr<CudaStreamOrder> cudaOrder_;
   std::unique_ptr<StreamStaging> staging_;

@@ -1,5 +1,5 @@
-// SegmentedQueue: FIFO order across segment boundaries, recycling, and
-// destruction of long chains.
+// SegmentedQueue: FIFO order across segment boundaries, recycling, destruction
+// of long chains, and one producer and one consumer thread without a lock.
 #include "base/segmented_queue.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <random>
+#include <thread>
 
 namespace braid {
 namespace {
@@ -21,16 +22,19 @@ TEST(SegmentedQueue, MatchesADequeUnderRandomPushesAndPops) {
     const bool filling = (step / 500) % 2 == 0;
     const bool push = reference.empty() || (filling ? rng() % 4 != 0 : rng() % 4 == 0);
     if (push) {
-      q.push(std::make_unique<int>(next));
+      const uint64_t count = q.emplace(std::make_unique<int>(next));
+      EXPECT_EQ(count, q.pushed());
       reference.push_back(next++);
     } else {
-      ASSERT_NE(q.front(), nullptr);
-      EXPECT_EQ(*q.front(), reference.front());
+      std::unique_ptr<int>* front = q.front();
+      ASSERT_NE(front, nullptr);
+      ASSERT_NE(*front, nullptr);
+      EXPECT_EQ(**front, reference.front());
       q.pop();
       reference.pop_front();
     }
-    ASSERT_EQ(q.size(), reference.size());
-    ASSERT_EQ(q.empty(), reference.empty());
+    ASSERT_EQ(q.pushed() - q.popped(), reference.size());
+    ASSERT_EQ(q.front() == nullptr, reference.empty());
   }
 }
 
@@ -40,7 +44,10 @@ TEST(SegmentedQueue, PopAndDestructionReleaseWhatItemsHeld) {
     SegmentedQueue<std::shared_ptr<int>, 4, 2> q;
     for (int i = 0; i < 10; ++i) q.push(std::shared_ptr<int>(shared));
     EXPECT_EQ(shared.use_count(), 11);
-    for (int i = 0; i < 3; ++i) q.pop();
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_NE(q.front(), nullptr);
+      q.pop();
+    }
     EXPECT_EQ(shared.use_count(), 8);  // nothing kept alive by spare or partly used segments
   }
   EXPECT_EQ(shared.use_count(), 1);  // the queue's destructor destroyed the other 7
@@ -49,35 +56,80 @@ TEST(SegmentedQueue, PopAndDestructionReleaseWhatItemsHeld) {
 TEST(SegmentedQueue, FrontStaysPutWhilePushesAddSegments) {
   SegmentedQueue<int, 2, 0> q;
   q.push(1);
-  int* first = &q.front();
+  int* first = q.front();
   for (int i = 2; i < 100; ++i) q.push(int{i});
-  EXPECT_EQ(first, &q.front());
+  EXPECT_EQ(first, q.front());
   EXPECT_EQ(*first, 1);
 }
 
-TEST(SegmentedQueue, KeepsAsManySparesAsTheLastBurstUsed) {
+// Segments come back to the producer: a burst like the one before allocates
+// nothing; after smaller bursts the spares shrink to what those used, though
+// never below the floor.
+TEST(SegmentedQueue, ARepeatedBurstAllocatesNothingAndSparesShrinkAfterSmallerOnes) {
   SegmentedQueue<int, 4, 2> q;
   auto burst = [&](int items) {
     for (int i = 0; i < items; ++i) q.push(int{i});
     for (int i = 0; i < items; ++i) {
-      ASSERT_EQ(q.front(), i);
+      ASSERT_NE(q.front(), nullptr);
+      ASSERT_EQ(*q.front(), i);
       q.pop();
     }
   };
-  burst(40);  // 10 segments
-  EXPECT_EQ(q.spareSegments(), 10u);
-  burst(40);  // the same burst again takes only spares
-  EXPECT_EQ(q.spareSegments(), 10u);
-  burst(12);  // a smaller burst: the spares shrink to its 3 segments
-  EXPECT_EQ(q.spareSegments(), 3u);
-  burst(1);  // never below the floor of 2
-  EXPECT_EQ(q.spareSegments(), 2u);
+  burst(40);  // 10 segments, and the one the consumer still sits in when the next burst starts
+  burst(40);
+  const size_t allocated = q.segmentsAllocated();
+  EXPECT_GE(allocated, 10u);
+  burst(40);  // the same burst again takes only recycled segments
+  EXPECT_EQ(q.segmentsAllocated(), allocated);
+  burst(12);
+  burst(12);  // the spares are trimmed to what a 12-item burst used...
+  burst(40);  // ...so a big burst allocates again
+  EXPECT_GT(q.segmentsAllocated(), allocated);
+  burst(9);
+  const size_t afterNine = q.segmentsAllocated();
+  for (int i = 0; i < 4; ++i) burst(1);  // one-item bursts trim to the floor of 2 spares, no lower
+  burst(9);
+  EXPECT_EQ(q.segmentsAllocated(), afterNine);
 }
 
 TEST(SegmentedQueue, DestroysALongChainWithoutRecursingThroughIt) {
   auto q = std::make_unique<SegmentedQueue<int, 1, 0>>();
   for (int i = 0; i < 1000000; ++i) q->push(int{i});  // a million one-item segments
   q.reset();
+}
+
+// The stream's use: one thread pushes, another pops, with no lock between
+// them. Every item arrives once, in order, with what was written into it
+// before it was pushed; segments go back and forth many times. (Run under
+// TSan in CI, which checks the handshake as well.)
+TEST(SegmentedQueue, OneProducerAndOneConsumerThreadKeepOrderAndContent) {
+  struct Item {
+    uint64_t seq;
+    uint64_t check;
+  };
+  SegmentedQueue<Item, 8, 2> q;
+  constexpr uint64_t kItems = 200000;
+  std::thread producer([&] {
+    for (uint64_t i = 0; i < kItems; ++i) {
+      q.emplace(Item{i, i * 2654435761u});
+      if (i % 1000 == 0) std::this_thread::yield();  // let the consumer drain: bursts of all sizes
+    }
+  });
+  uint64_t expected = 0;
+  while (expected < kItems) {
+    Item* item = q.front();
+    if (item == nullptr) {
+      std::this_thread::yield();
+      continue;
+    }
+    ASSERT_EQ(item->seq, expected);
+    ASSERT_EQ(item->check, expected * 2654435761u);
+    q.pop();
+    ++expected;
+  }
+  producer.join();
+  EXPECT_EQ(q.front(), nullptr);
+  EXPECT_EQ(q.popped(), kItems);
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // Streams run work in order on their own thread; events mark points in them.
+#include "core/stream.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <future>
+#include <thread>
 #include <vector>
-
-#include "core/stream.h"
 
 namespace braid::core {
 namespace {
@@ -79,6 +80,31 @@ TEST(Stream, FirstErrorIsReportedOnceAndLaterWorkStillRuns) {
   EXPECT_EQ(st.message(), "first");
   EXPECT_EQ(ran.load(), 1);
   EXPECT_TRUE(s.synchronize().isOk());
+}
+
+// Callers on several threads queue on one stream and synchronize whenever
+// they like: each synchronize returns only once the caller's own earlier work
+// has run, however the others' pushes interleave, and none is left waiting
+// (a synchronizer waits for a mark, and the worker wakes it there).
+TEST(Stream, SynchronizeFromSeveralThreadsWaitsForEachCallersOwnWork) {
+  Stream s;
+  constexpr int kThreads = 4, kRounds = 200, kPerRound = 7;
+  std::atomic<int> done[kThreads] = {};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < kThreads; ++t)
+    callers.emplace_back([&, t] {
+      for (int round = 1; round <= kRounds; ++round) {
+        for (int i = 0; i < kPerRound; ++i)
+          s.enqueue([&done, t] {
+            done[t].fetch_add(1);
+            return Status::ok();
+          });
+        EXPECT_TRUE(s.synchronize().isOk());
+        EXPECT_EQ(done[t].load(), round * kPerRound);
+      }
+    });
+  for (std::thread& c : callers) c.join();
+  EXPECT_TRUE(s.query().isOk());
 }
 
 TEST(Event, NeverRecordedCountsAsReached) {
