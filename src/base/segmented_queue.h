@@ -72,7 +72,10 @@ class SegmentedQueue {
       tail_ = fresh;
       tailPos_ = 0;
     }
-    new (tail_->at(tailPos_++)) T(std::forward<Args>(args)...);
+    // The slot counts as used only once its item is built: a constructor that
+    // throws leaves the queue as it was.
+    new (tail_->at(tailPos_)) T(std::forward<Args>(args)...);
+    ++tailPos_;
     const uint64_t count = pushedByProducer_ + 1;
     pushedByProducer_ = count;
     pushed_.store(count, std::memory_order_seq_cst);

@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 namespace braid {
@@ -90,6 +91,29 @@ TEST(SegmentedQueue, ARepeatedBurstAllocatesNothingAndSparesShrinkAfterSmallerOn
   for (int i = 0; i < 4; ++i) burst(1);  // one-item bursts trim to the floor of 2 spares, no lower
   burst(9);
   EXPECT_EQ(q.segmentsAllocated(), afterNine);
+}
+
+// An item whose constructor throws takes no place in the queue, also when it
+// was to open a new segment: the items around it come out in order.
+TEST(SegmentedQueue, AThrowingConstructorLeavesTheQueueAsItWas) {
+  struct Picky {
+    explicit Picky(int v) : value(v) {
+      if (v < 0) throw std::runtime_error("refused");
+    }
+    int value;
+  };
+  SegmentedQueue<Picky, 2, 1> q;
+  int expected = 0;
+  for (int i = 0; i < 9; ++i) {
+    q.emplace(i);
+    EXPECT_THROW(q.emplace(-1), std::runtime_error);
+  }
+  EXPECT_EQ(q.pushed(), 9u);
+  for (Picky* item = q.front(); item != nullptr; item = q.front()) {
+    EXPECT_EQ(item->value, expected++);
+    q.pop();
+  }
+  EXPECT_EQ(expected, 9);
 }
 
 TEST(SegmentedQueue, DestroysALongChainWithoutRecursingThroughIt) {
