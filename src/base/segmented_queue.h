@@ -5,8 +5,8 @@
 // the worker running them used to share a mutex per item; on this 2-core VM
 // the two fought for it (futex waits and wakes on both sides), and a one-rank
 // stream cost 1 us an op against 0.25 inline. Here the producer publishes an
-// item with one release store of its count and the consumer retires it with
-// another, so each side writes its own cache line and reads the other's.
+// item with one store of its count and the consumer retires it with another,
+// so each side writes its own cache line and reads the other's.
 //
 // Segments, not a ring: a burst (a training step queues thousands of
 // collectives, then waits) allocates segments and moves nothing already

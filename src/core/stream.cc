@@ -102,7 +102,7 @@ void Stream::loop() {
         if (queue_.front() == nullptr) return;
         continue;
       }
-      const uint64_t seen = queue_.popped();  // nothing waits: pushed() == popped()
+      const uint64_t seen = queue_.popped();  // the queue is empty: this is pushed() too
       pollForWork(seen);
       if (queue_.pushed() == seen) sleepForWork();
       continue;
