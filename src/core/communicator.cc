@@ -364,7 +364,7 @@ Status Communicator::runTurn(std::unique_lock<FutexMutex>& lock, uint64_t ticket
   if (config_.faultInjection.armedFor(rank_, ticket + 1)) status = config_.faultInjection.apply(nranks_, connections_);
   if (status.isOk() && slots_) {
     const SlotCall call = slotCallOf(op, ticket);
-    slots_->announce(ticket, slotSignature(call));
+    slots_->announce(ticket, slotSignature(call), call.count);
     if (op.slotPath != SlotPath::kNone) status = runOnSlots(*slots_, &slotOps_, call, ctx);
   }
   if (status.isOk() && op.slotPath == SlotPath::kNone) status = execute(*op.plan, op.buffers.view(), ctx);

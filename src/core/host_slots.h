@@ -102,21 +102,41 @@ class HostSlots {
   }
 
   // Every op of the communicator, on the slots or not, says here which op it
-  // is (its ticket, the same on every rank for the same call) and a 32-bit
-  // digest of the call. A rank waiting on the slots for a peer that is in a
-  // different call at the same ticket (an op the executor runs, which the
-  // slots never see) learns so at once instead of at its deadline.
-  void announce(uint64_t ticket, uint64_t signature) const {
-    announcement(rank_).store(packAnnouncement(ticket, signature), std::memory_order_release);
+  // is (its ticket, the same on every rank for the same call) and what it is
+  // (its signature and element count). A rank waiting on the slots for a
+  // peer that is in a different call at the same ticket (an op the executor
+  // runs, which the slots never see) learns so at once instead of at its
+  // deadline, and can say what the peer called.
+  void announce(uint64_t ticket, uint64_t signature, uint64_t count) const {
+    Announcement& a = announcement(rank_);
+    a.signature.store(signature, std::memory_order_relaxed);
+    a.count.store(count, std::memory_order_relaxed);
+    a.word.store(packAnnouncement(ticket, signature), std::memory_order_release);  // releases the two above
   }
-  // Whether rank r announced a different call than `signature` for `ticket`.
-  bool announcedOther(int r, uint64_t ticket, uint64_t signature) const {
-    const uint64_t theirs = announcement(r).load(std::memory_order_acquire);
+  // What rank r announced, when that is a different call than `signature`
+  // for `ticket`.
+  struct OtherCall {
+    bool known = false;  // false: the peer moved on while this was read; only the mismatch is certain
+    uint64_t signature = 0;
+    uint64_t count = 0;
+  };
+  bool announcedOther(int r, uint64_t ticket, uint64_t signature, OtherCall* theirs) const {
+    const Announcement& a = announcement(r);
+    const uint64_t word = a.word.load(std::memory_order_acquire);
     const uint64_t mine = packAnnouncement(ticket, signature);
-    return theirs >> 32 == mine >> 32 && theirs != mine;
+    if (word >> 32 != mine >> 32 || word == mine) return false;
+    // The peer writes its next call's signature and count before that call's
+    // word: read after this word, they are this call's unless the word
+    // changed meanwhile or the signature does not give the word's digest.
+    theirs->signature = a.signature.load(std::memory_order_acquire);
+    theirs->count = a.count.load(std::memory_order_acquire);
+    theirs->known =
+        a.word.load(std::memory_order_acquire) == word && packAnnouncement(ticket, theirs->signature) == word;
+    return true;
   }
-  // The ticket part is never 0, so a rank that announced nothing yet (a
-  // zeroed word) matches no ticket.
+  // A ticket and a 32-bit digest of the signature in one word, so a reader
+  // compares a whole announcement with one load. The ticket part is never 0,
+  // so a rank that announced nothing yet (a zeroed word) matches no ticket.
   static uint64_t packAnnouncement(uint64_t ticket, uint64_t signature) {
     return (ticket % 0xffffffffu + 1) << 32 | ((signature ^ signature >> 32) & 0xffffffffu);
   }
@@ -134,8 +154,15 @@ class HostSlots {
   static constexpr size_t kLine = 64;
   HostSlots(shm::Mapping mapping, int nranks, int rank, size_t slotBytes);
   void bind(char* base);
-  std::atomic<uint64_t>& announcement(int r) const {
-    return *reinterpret_cast<std::atomic<uint64_t>*>(announcements_ + static_cast<size_t>(r) * kLine);
+  // A rank's line of the announcements (announce()).
+  struct Announcement {
+    std::atomic<uint64_t> word;  // packAnnouncement(ticket, signature)
+    std::atomic<uint64_t> signature;
+    std::atomic<uint64_t> count;
+  };
+  Announcement& announcement(int r) const {
+    static_assert(sizeof(Announcement) <= kLine);
+    return *reinterpret_cast<Announcement*>(announcements_ + static_cast<size_t>(r) * kLine);
   }
   Control* control(int r, uint32_t opNumber) const {
     return reinterpret_cast<Control*>(slots_ + (static_cast<size_t>(r) * 2 + (opNumber & 1)) * slotStride_);

@@ -97,13 +97,16 @@ class Waiter {
       else
         cpuRelax();
       if (i % 64 != 0) continue;
-      if (slots_.announcedOther(r, call_.ticket, signature_)) {
+      if (HostSlots::OtherCall theirs; slots_.announcedOther(r, call_.ticket, signature_, &theirs)) {
         // Rank r is in another call at this place: one the executor runs
         // (the slots never see it) or one that waits for us elsewhere.
         ctx_.suspect = r;
-        return remoteError(ctx_.opName() + ": rank " + std::to_string(r) + " is in a different call as op " +
-                           std::to_string(call_.ticket + 1) + " of the communicator than this rank's " +
-                           describeSlotSignature(signature_) + ": the ranks called different collectives");
+        const std::string what = theirs.known ? describeSlotSignature(theirs.signature, theirs.count)
+                                              : std::string("a different collective");
+        return remoteError(ctx_.opName() + ": rank " + std::to_string(r) + " called " + what + " as op " +
+                           std::to_string(call_.ticket + 1) + " of the communicator while this rank called " +
+                           describeSlotSignature(signature_, call_.count) +
+                           ": the ranks called different collectives");
       }
       const uint64_t now = nowNs();
       if (idleSince == 0) idleSince = now;
@@ -214,7 +217,9 @@ uint64_t slotSignature(const SlotCall& c) {
          static_cast<uint64_t>(c.count & 0xffffff) << 40;
 }
 
-std::string describeSlotSignature(uint64_t s) {
+std::string describeSlotSignature(uint64_t s) { return describeSlotSignature(s, s >> 40); }
+
+std::string describeSlotSignature(uint64_t s, uint64_t count) {
   const int kind = static_cast<int>(s & 0xff), type = static_cast<int>(s >> 8 & 0xff),
             op = static_cast<int>(s >> 16 & 0xff);
   if (kind < 1 || kind >= algo::kNumCollectives || !isValidDataType(type) || !isValidRedOp(op))
@@ -222,7 +227,7 @@ std::string describeSlotSignature(uint64_t s) {
   const auto c = static_cast<Collective>(kind);
   std::string out = std::string(algo::collectiveName(c));
   if (c == Collective::kBarrier) return out;
-  out += " of " + std::to_string(s >> 40) + " x " + dataTypeName(static_cast<DataType>(type));
+  out += " of " + std::to_string(count) + " x " + dataTypeName(static_cast<DataType>(type));
   if (reduces(c)) out += std::string(" (") + redOpName(static_cast<RedOp>(op)) + ")";
   if (c == Collective::kBroadcast || c == Collective::kReduce)
     out += " with root " + std::to_string(s >> 24 & 0xffff);

@@ -60,7 +60,11 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes);
 // collectives (reported as RemoteError naming both calls, as the executor
 // reports a tag mismatch).
 uint64_t slotSignature(const SlotCall& call);
+// "allreduce of 4 x float (sum)". The signature holds the count's low 24
+// bits; pass the whole count where it is known (the call's own, or a peer's
+// announcement).
 std::string describeSlotSignature(uint64_t signature);
+std::string describeSlotSignature(uint64_t signature, uint64_t count);
 
 // Runs `call` on `slots` as the next op number(s) after *opNumber, which it
 // advances (op numbers count from 1 and advance alike on every rank). Every

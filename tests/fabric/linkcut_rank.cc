@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/process_census.h"
+
 namespace {
 
 // 8 MiB of int32: over 100 ms per op at 1 Gbit/s, long against the tens of
@@ -49,15 +51,7 @@ int64_t monoNs() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-int countEntries(const char* dir, const std::string& prefix = "") {
-  int n = 0;
-  if (DIR* d = opendir(dir)) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] != '.' && std::string(e->d_name).rfind(prefix, 0) == 0) n++;
-    closedir(d);
-  }
-  return n;
-}
+using braid::test::countEntries;
 
 int shmMappings() {
   std::ifstream maps("/proc/self/maps");
@@ -186,7 +180,7 @@ int main(int argc, char** argv) {
   if (braidCommDestroy(comm) != braidSuccess)
     say("error " + tag + " what=destroying the failed communicator");
   say("clean " + tag + " pid=" + std::to_string(getpid()) +
-      " threads=" + std::to_string(countEntries("/proc/self/task") - threadsBefore) +
+      " threads=" + std::to_string(braid::test::threadsOnceJoinedAreGone(threadsBefore) - threadsBefore) +
       " fds=" + std::to_string(countEntries("/proc/self/fd") - fdsBefore) +
       " shm_maps=" + std::to_string(shmMappings()) + " shm_names=" +
       std::to_string(countEntries("/dev/shm", "braid-shm-" + std::to_string(getpid()) + "-")));

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "tests/common/process_census.h"
 
 namespace braid::itest {
 namespace {
@@ -67,31 +68,8 @@ int64_t monoNs() {
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-int countEntries(const char* dir, const std::string& prefix = "") {
-  int n = 0;
-  if (DIR* d = opendir(dir)) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] != '.' && std::string(e->d_name).rfind(prefix, 0) == 0) n++;
-    closedir(d);
-  }
-  return n;
-}
-
-// "name name ...": the threads of this process, for a leak's message.
-std::string threadNames() {
-  std::string out;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
-      std::string name;
-      std::getline(comm, name);
-      out += (out.empty() ? "" : " ") + name;
-    }
-    closedir(d);
-  }
-  return out;
-}
+using test::countEntries;
+using test::threadNames;
 
 int victimOf(const Case& c) { return c.kind == Kind::kKillHub ? 0 : c.kind == Kind::kAbortInline || c.kind == Kind::kAbortStream ? 1 : 2; }
 
@@ -235,7 +213,8 @@ void rankBody(RankContext& ctx, const Case& c, Shared* sh) {
   }
   if (c.kind == Kind::kStop && me == (victim == 0 ? 1 : 0)) kill(sh->victimPid.load(), SIGKILL);
 
-  EXPECT_LE(countEntries("/proc/self/task"), threadsBefore) << "threads leaked: " << threadNames();
+  EXPECT_LE(test::threadsOnceJoinedAreGone(threadsBefore), threadsBefore)
+      << "threads leaked: " << threadNames();
   EXPECT_LE(countEntries("/proc/self/fd"), fdsBefore) << "fds leaked";
   EXPECT_EQ(countEntries("/dev/shm", "braid-shm-" + std::to_string(getpid()) + "-"), 0) << "shm segments leaked";
 }

@@ -170,7 +170,7 @@ class SlotGroup {
   Status call(int r, const Case& c, const void* in, void* out) {
     Rank& me = *ranks_[r];
     SlotCall call{c.collective, c.dtype, c.op, c.count, c.root, in, out, pathOf(c, n_), me.ctx.opSeq};
-    me.slots->announce(call.ticket, slotSignature(call));
+    me.slots->announce(call.ticket, slotSignature(call), call.count);
     me.ctx.opSeq++;
     me.ctx.startedAt = Clock::now();
     me.ctx.suspect = -1;
@@ -289,16 +289,22 @@ TEST(SlotCollectives, RanksThatCallDifferentCollectivesAreToldWhich) {
 }
 
 // Rank 1 is in a call the executor runs (it announces it and never touches
-// the slots): rank 0, waiting on the slots, says so at once.
+// the slots): rank 0, waiting on the slots, says so at once, and names the
+// call with its whole count (a signature keeps only 24 bits of it).
 TEST(SlotCollectives, APeerInAnotherCallAtTheSameTicketIsAMismatch) {
   SlotGroup group(2, 20000);
-  group.rank(1).slots->announce(0, slotSignature({Collective::kAllGather, DataType::kFloat32, RedOp::kSum,
-                                                  1 << 20, 0, nullptr, nullptr}));
+  const size_t bigCount = size_t{3} << 24;
+  group.rank(1).slots->announce(
+      0,
+      slotSignature({Collective::kAllGather, DataType::kFloat32, RedOp::kSum, bigCount, 0, nullptr, nullptr}),
+      bigCount);
   float x[4] = {1, 2, 3, 4}, y[4] = {};
   const auto start = Clock::now();
   Status st = group.call(0, {Collective::kAllReduce, DataType::kFloat32, RedOp::kSum, 4, 0}, x, y);
   EXPECT_EQ(st.code(), Code::kRemoteError) << st.message();
-  EXPECT_NE(st.message().find("rank 1 is in a different call as op 1 of the communicator"), std::string::npos)
+  EXPECT_NE(st.message().find("rank 1 called allgather of 50331648 x float as op 1 of the communicator while "
+                              "this rank called allreduce of 4 x float (sum)"),
+            std::string::npos)
       << st.message();
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << "found at once, not at the deadline";
   EXPECT_EQ(group.rank(0).ctx.suspect, 1);
