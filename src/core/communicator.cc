@@ -1,6 +1,5 @@
 #include "core/communicator.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -132,15 +131,14 @@ SlotPath Communicator::slotPathFor(const algo::CollectiveArgs& args) const {
 }
 
 void Communicator::choosePolling() {
-  int local = 0;
-  for (int r = 0; r < nranks_; ++r) local += bootstrap_->hostId(r) == bootstrap_->hostId(rank_);
-  cpu_set_t set;
-  int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
   // Measured on a 2-core VM with 4 ranks: yielding for up to 1 ms halves the
   // latency of small all-reduces against sleeping in poll() at once, and
   // raises 2 MiB busbw by 1.5x; after 1 ms the rank sleeps so that a peer that
-  // is busy computing does not cost a core.
-  const bool oversubscribed = local > cores;
+  // is busy computing does not cost a core. Judged from every local rank's
+  // CPU set, not this rank's alone: 2 ranks pinned to a core each see one CPU
+  // apiece but do not compete, and yielding on every poll there took 0.83 us
+  // an 8 B all-reduce against 0.58 spinning.
+  const bool oversubscribed = topology_.competesForCpus(rank_);
   spinNs_ = oversubscribed ? 1000000 : 50000;
   yield_ = oversubscribed;
 }

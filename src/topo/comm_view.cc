@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <map>
 
 #include "base/log.h"
@@ -23,8 +24,9 @@ json viewToJson(const RankView& v) {
   for (const Nic& n : v.nics)
     nics.push_back({{"name", n.name}, {"kind", n.kind == NicKind::kRdma ? "rdma" : "netdev"}, {"pci", n.pci},
                     {"numa", n.numa}, {"speedMbps", n.speedMbps}, {"netdev", n.netdev}, {"up", n.up}});
-  return {{"v", kRankViewVersion}, {"rank", v.rank},       {"hostId", v.hostId}, {"hostname", v.hostname},
-          {"numa", v.numa},        {"numaCount", v.numaCount}, {"gpu", v.gpu},   {"nics", nics}};
+  return {{"v", kRankViewVersion},  {"rank", v.rank}, {"hostId", v.hostId},
+          {"hostname", v.hostname}, {"numa", v.numa}, {"numaCount", v.numaCount},
+          {"gpu", v.gpu},           {"nics", nics},   {"cpus", v.cpus.toString()}};
 }
 
 RankView viewFromJson(const json& j, const std::string& where) {
@@ -55,6 +57,7 @@ RankView viewFromJson(const json& j, const std::string& where) {
     n.finish();
     v.nics.push_back(nic);
   }
+  v.cpus = r.cpus("cpus", false);
   r.finish();
   return v;
 }
@@ -81,7 +84,8 @@ Status makeRankView(const HostTopology& host, int rank, RankView* out) {
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  v.numa = host.numaOfCpus(CpuList(cpus));
+  v.cpus = CpuList(std::move(cpus));
+  v.numa = host.numaOfCpus(v.cpus);
   *out = std::move(v);
   return Status::ok();
 }
@@ -113,6 +117,20 @@ std::vector<int> CommTopology::ranksOnNuma(int rank, int numa) const {
   for (int r : hosts[hostOf[rank]].ranks)
     if (ranks[r].numa == numa) out.push_back(r);
   return out;
+}
+
+bool CommTopology::competesForCpus(int rank) const {
+  if (rank < 0 || rank >= nranks()) return false;
+  const CpuList& mine = ranks[rank].cpus;
+  int sharing = 0;
+  CpuList held;
+  for (int r : hosts[hostOf[rank]].ranks) {
+    const CpuList& theirs = ranks[r].cpus;
+    if (r != rank && !mine.empty() && !theirs.empty() && theirs.intersect(mine).empty()) continue;
+    ++sharing;
+    held = held.unite(theirs);
+  }
+  return static_cast<size_t>(sharing) > std::max<size_t>(held.size(), 1);
 }
 
 Status mergeRankViews(std::vector<RankView> views, CommTopology* out) {

@@ -28,6 +28,7 @@ struct RankView {
   int numaCount = 1;     // NUMA nodes on its host
   int gpu = -1;          // the GPU it drives (index on its host), -1: none
   std::vector<Nic> nics; // its host's NICs
+  CpuList cpus;          // the CPUs it may run on (its affinity at init); empty: not known
 };
 
 // This process's view: the host id from bootstrap::localHostId() and the NUMA
@@ -56,6 +57,13 @@ struct CommTopology {
   bool sameNuma(int a, int b) const;
   // Ranks on the host of `rank` whose NUMA node is `numa`.
   std::vector<int> ranksOnNuma(int rank, int numa) const;
+  // Whether `rank` competes for CPUs: the ranks of its host whose CPU sets
+  // overlap its own (itself included) outnumber the CPUs those sets hold. A
+  // rank whose set is not known counts as overlapping and adds no CPU.
+  // Ranks a launcher pinned one to a core each do not compete, though each
+  // sees one CPU; ranks sharing a host's CPUs unpinned compete once they
+  // outnumber them.
+  bool competesForCpus(int rank) const;
 };
 
 // views[i] must be rank i's view, i = 0..n-1. Ranks of one host that disagree

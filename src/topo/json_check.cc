@@ -40,11 +40,15 @@ const json* ObjectReader::find(const char* key, bool required) {
 }
 
 std::string ObjectReader::str(const char* key, bool required, const std::string& dflt) {
+  return text(key, required, dflt, kMaxStringBytes);
+}
+
+std::string ObjectReader::text(const char* key, bool required, const std::string& dflt, size_t maxBytes) {
   const json* v = find(key, required);
   if (!v) return dflt;
   if (!v->is_string()) fail(key, std::string("expected a string, got ") + v->type_name());
   const std::string& s = v->get_ref<const std::string&>();
-  if (s.size() > kMaxStringBytes) fail(key, "longer than " + std::to_string(kMaxStringBytes) + " bytes");
+  if (s.size() > maxBytes) fail(key, "longer than " + std::to_string(maxBytes) + " bytes");
   return s;
 }
 
@@ -88,7 +92,7 @@ uint32_t ObjectReader::hex(const char* key, uint32_t max) {
 }
 
 CpuList ObjectReader::cpus(const char* key, bool required) {
-  std::string s = str(key, required);
+  std::string s = text(key, required, "", kMaxCpuListBytes);
   CpuList list;
   Status st = CpuList::parse(s, &list);
   if (!st.isOk()) fail(key, st.message());

@@ -22,6 +22,9 @@ struct JsonError : std::runtime_error {
 
 constexpr size_t kMaxArrayItems = 1 << 16;
 constexpr size_t kMaxStringBytes = 255;
+// A CPU list may be long where CPUs are scattered ("0,2,4,...": a rank given
+// every other CPU of a big host), bounded by kMaxCpu's ids.
+constexpr size_t kMaxCpuListBytes = 256 * 1024;
 constexpr int kMaxJsonDepth = 16;
 
 // Parses text, refusing nesting deeper than kMaxJsonDepth. Throws JsonError.
@@ -47,6 +50,7 @@ class ObjectReader {
 
  private:
   const nlohmann::json* find(const char* key, bool required);
+  std::string text(const char* key, bool required, const std::string& dflt, size_t maxBytes);
 
   const nlohmann::json& j_;
   std::string where_;

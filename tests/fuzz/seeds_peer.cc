@@ -91,6 +91,7 @@ std::string rankView(int rank, const char* host, int numa, int nics) {
   v.hostname = host;
   v.numa = numa;
   v.numaCount = 2;
+  v.cpus = topo::CpuList({2 * rank, 2 * rank + 1, 64 + rank});
   for (int i = 0; i < nics; ++i) {
     topo::Nic n;
     n.name = i == 0 ? "eth0" : "mlx5_" + std::to_string(i);
