@@ -1,6 +1,7 @@
 #include "collect.h"
 
 #include <braid/braid.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <set>
@@ -8,6 +9,7 @@
 #include "algorithms/registry.h"
 #include "base/env.h"
 #include "kernels/device_loader.h"
+#include "topo/cpulist.h"
 #include "topo/detect.h"
 #include "topo/topo_file.h"
 #include "transports/registry.h"
@@ -87,6 +89,19 @@ Json algorithms() {
   return byCollective;
 }
 
+// What this process may run on: a rank started the same way gets this set
+// (unless its launcher pins it) and tells the other ranks at init, which then
+// judge from every rank's set whether ranks compete for CPUs.
+Json process() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {{"cpus", nullptr}};
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return {{"cpus", topo::CpuList(cpus).toString()}};
+}
+
 }  // namespace
 
 Json envTable() {
@@ -114,6 +129,7 @@ Collected collect() {
   } else {
     c.doc["topology"] = {{"error", std::string(codeName(st.code())) + ": " + st.message()}};
   }
+  c.doc["process"] = process();
   c.doc["transports"] = transports(registered);
   c.doc["algorithms"] = algorithms();
   c.doc["env"] = envTable();

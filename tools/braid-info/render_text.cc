@@ -20,6 +20,9 @@ std::string renderText(const Collected& c) {
   out << "\ntopology:\n";
   if (c.haveTopology) out << topo::formatTree(c.topology, "  ");
   else out << "  unavailable: " << d["topology"]["error"].get<std::string>() << "\n";
+  const Json& cpus = d["process"]["cpus"];
+  out << "  this process may run on cpus " << (cpus.is_string() ? cpus.get<std::string>() : "? (no affinity)")
+      << "\n";
   out << "\ntransports:\n";
   for (const Json& t : d["transports"]) {
     out << "  " << t["name"].get<std::string>() << ": " << t["status"].get<std::string>() << "\n";

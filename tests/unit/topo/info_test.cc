@@ -2,6 +2,7 @@
 // holds the same parts, --env lists every registered variable, and a
 // described machine (BRAID_TOPO_FILE) shows up instead of this one.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/wait.h>
 
@@ -42,7 +43,7 @@ TEST(BraidInfo, JsonParsesAndHoldsEveryPart) {
   ASSERT_EQ(r.exitCode, 0);
   nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << r.out;
-  for (const char* key : {"version", "build", "topology", "transports", "algorithms", "env"})
+  for (const char* key : {"version", "build", "topology", "process", "transports", "algorithms", "env"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_GE(j["version"]["code"].get<int>(), 100);
   EXPECT_GE(j["topology"]["cores"].size(), 1u);
@@ -51,6 +52,26 @@ TEST(BraidInfo, JsonParsesAndHoldsEveryPart) {
   for (const auto& t : j["transports"]) tcpOk |= t["name"] == "tcp" && t["status"] == "ok";
   EXPECT_TRUE(tcpOk) << j["transports"].dump();
   EXPECT_TRUE(j["algorithms"].contains("allreduce"));
+}
+
+// The CPUs a rank started here may use (ranks compare theirs at init): under
+// taskset, the one CPU it was given.
+TEST(BraidInfo, SaysWhichCpusThisProcessMayUse) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  int last = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) last = c;
+  ASSERT_GE(last, 0);
+  const std::string pin = "env -u BRAID_TOPO_FILE taskset -c " + std::to_string(last);
+  Result json = run("--json", pin);
+  ASSERT_EQ(json.exitCode, 0) << "taskset missing? " << json.out;
+  nlohmann::json j = nlohmann::json::parse(json.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << json.out;
+  EXPECT_EQ(j["process"]["cpus"], std::to_string(last));
+  Result text = run("", pin);
+  EXPECT_NE(text.out.find("this process may run on cpus " + std::to_string(last) + "\n"), std::string::npos)
+      << text.out;
 }
 
 TEST(BraidInfo, EnvListsEveryRegisteredVariable) {
