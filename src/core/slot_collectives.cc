@@ -227,6 +227,10 @@ std::string describeSlotSignature(uint64_t s, uint64_t count) {
   const auto c = static_cast<Collective>(kind);
   std::string out = std::string(algo::collectiveName(c));
   if (c == Collective::kBarrier) return out;
+  // Calls only the executor runs, met in a peer's announcement: their counts
+  // say nothing (per-peer counts, or a group's several sends and receives).
+  if (c == Collective::kSendRecv) return "a send or receive (or a group of them)";
+  if (c == Collective::kAllToAllv) return out + " of " + dataTypeName(static_cast<DataType>(type));
   out += " of " + std::to_string(count) + " x " + dataTypeName(static_cast<DataType>(type));
   if (reduces(c)) out += std::string(" (") + redOpName(static_cast<RedOp>(op)) + ")";
   if (c == Collective::kBroadcast || c == Collective::kReduce)

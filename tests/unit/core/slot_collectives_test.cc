@@ -410,6 +410,21 @@ TEST(SlotCollectives, SignaturesDescribeTheCall) {
   EXPECT_NE(slotSignature({Collective::kAllReduce, DataType::kFloat32, RedOp::kSum, 4, 0, nullptr, nullptr}),
             slotSignature({Collective::kAllReduce, DataType::kFloat32, RedOp::kSum, 5, 0, nullptr, nullptr}));
   EXPECT_EQ(describeSlotSignature(0xff), "an unknown collective (signature 255)");
+  // A whole count where the caller knows it (a signature keeps 24 bits).
+  const size_t big = (size_t{1} << 30) + 5;
+  EXPECT_EQ(describeSlotSignature(slotSignature({Collective::kAllGather, DataType::kInt8, RedOp::kSum, big, 0,
+                                                 nullptr, nullptr}),
+                                  big),
+            "allgather of 1073741829 x int8");
+  // Calls only the executor runs, as a peer announces them: no count to speak of.
+  EXPECT_EQ(
+      describeSlotSignature(
+          slotSignature({Collective::kSendRecv, DataType::kUint8, RedOp::kSum, 0, 0, nullptr, nullptr}), 0),
+      "a send or receive (or a group of them)");
+  EXPECT_EQ(describeSlotSignature(slotSignature({Collective::kAllToAllv, DataType::kFloat16, RedOp::kSum, 9,
+                                                 0, nullptr, nullptr}),
+                                  9),
+            "alltoallv of half");
 }
 
 }  // namespace
