@@ -13,7 +13,6 @@
 #include "base/log.h"
 
 namespace braid::topo {
-namespace {
 
 Status currentAffinity(CpuList* out) {
   cpu_set_t set;
@@ -26,6 +25,8 @@ Status currentAffinity(CpuList* out) {
   *out = CpuList(std::move(cpus));
   return Status::ok();
 }
+
+namespace {
 
 #ifdef BRAID_HAVE_HWLOC
 // One I/O-free topology of the live machine, loaded on first use and kept:

@@ -14,6 +14,9 @@ namespace braid::topo {
 // BRAID_BIND is set to a true value (1, true, yes, on).
 bool bindingEnabled();
 
+// The CPUs the calling thread may run on (its affinity mask).
+Status currentAffinity(CpuList* out);
+
 // Binds the calling thread to the CPUs of the NUMA node nearest NIC `nicName`
 // (its own node; all nodes when unknown), restricted to the CPUs this thread
 // may already use. With BRAID_BIND off: does nothing, *boundTo empty, ok.

@@ -1,12 +1,11 @@
 #include "topo/comm_view.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <map>
 
 #include "base/log.h"
 #include "core/bootstrap/host_id.h"
+#include "topo/bind.h"
 #include "topo/json_check.h"
 
 namespace braid::topo {
@@ -78,13 +77,7 @@ Status makeRankView(const HostTopology& host, int rank, RankView* out) {
   v.hostname = host.hostname;
   v.numaCount = std::max<int>(1, static_cast<int>(host.numaNodes.size()));
   v.nics = host.nics;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return systemError("sched_getaffinity", errno);
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  v.cpus = CpuList(std::move(cpus));
+  BRAID_RETURN_IF_ERROR(currentAffinity(&v.cpus));
   v.numa = host.numaOfCpus(v.cpus);
   *out = std::move(v);
   return Status::ok();

@@ -10,7 +10,6 @@
 // link, a corrupt frame or a mismatch reaches every rank within 1 s; a silent
 // rank within BRAID_HEARTBEAT_MS x (BRAID_HEARTBEAT_MISSES + 1) + 1 s. The
 // tests set 200 ms x 5.
-#include <dirent.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>

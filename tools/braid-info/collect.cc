@@ -1,7 +1,6 @@
 #include "collect.h"
 
 #include <braid/braid.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <set>
@@ -9,7 +8,7 @@
 #include "algorithms/registry.h"
 #include "base/env.h"
 #include "kernels/device_loader.h"
-#include "topo/cpulist.h"
+#include "topo/bind.h"
 #include "topo/detect.h"
 #include "topo/topo_file.h"
 #include "transports/registry.h"
@@ -93,13 +92,9 @@ Json algorithms() {
 // (unless its launcher pins it) and tells the other ranks at init, which then
 // judge from every rank's set whether ranks compete for CPUs.
 Json process() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {{"cpus", nullptr}};
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  return {{"cpus", topo::CpuList(cpus).toString()}};
+  topo::CpuList cpus;
+  if (!topo::currentAffinity(&cpus).isOk()) return {{"cpus", nullptr}};
+  return {{"cpus", cpus.toString()}};
 }
 
 }  // namespace
