@@ -22,7 +22,6 @@
 // CLOCK_MONOTONIC time (ns) taken just before it cut the link; the clock is the
 // machine's, shared by every network namespace.
 #include <braid/braid.h>
-#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
