@@ -132,6 +132,11 @@ class Transport {
   // able to make progress (e.g. poll() on its sockets). Returns early on
   // activity; spurious returns are allowed.
   virtual Status wait(int timeoutMs) = 0;
+
+  // The communicator failed or was aborted: what its connections sent need
+  // not reach the peers any more. A transport whose close waits for delivery
+  // (ucx: a flush the peer must take part in) stops waiting from now on.
+  virtual void dropUndelivered() {}
 };
 
 }  // namespace braid::transport

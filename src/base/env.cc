@@ -34,8 +34,14 @@ const std::vector<Variable>& all() {
        "Default: first non-loopback interface that is up, else loopback."},
       {"BRAID_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for interface selection."},
       {"BRAID_TRANSPORT", "",
-       "Force the transport for every pair (tcp, shm). Default: shm between ranks of one host, tcp across "
-       "hosts."},
+       "Force the transport for every pair (tcp, shm, ucx). Default: shm between ranks of one host, tcp "
+       "across hosts."},
+      {"BRAID_NET", "tcp",
+       "The transport between ranks of different hosts: tcp, or ucx (UCX picks the fabric: InfiniBand, "
+       "RoCE, TCP). Ranks of one host still use shm. Must be the same on every rank."},
+      {"BRAID_UCX_LIBRARY", "libucp.so.0",
+       "The UCX library the ucx transport opens (a path, for a UCX other than the system's). UCX's own "
+       "UCX_* variables (UCX_TLS, UCX_NET_DEVICES, ...) choose what it runs over."},
       {"BRAID_SHM_RING_BYTES", "1048576",
        "Bytes of each shm connection's ring (power of two, 65536..268435456); small messages, and large ones "
        "when cross-memory attach is off, stream through it."},

@@ -32,6 +32,7 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
     c.chunkBytes = static_cast<size_t>(chunk);
   }
   c.transport = env::getString("BRAID_TRANSPORT");
+  c.network = env::getString("BRAID_NET");
   const int64_t slot = env::getInt("BRAID_SHM_SLOT_BYTES");
   if (slot < 0 || slot > (int64_t{1} << 20))
     return invalidArgument("BRAID_SHM_SLOT_BYTES=" + std::to_string(slot) + " is outside [0, 1048576]");
@@ -59,7 +60,7 @@ Communicator::Communicator(int nranks, int rank, const CommConfig& config)
 
 Communicator::~Communicator() {
   watchdog_.reset();  // says goodbye to the others and joins its thread
-  connections_.closeAll();
+  connections_.closeAll(aborted_.load() || !error_.isOk());
   // Rendezvous roots this process served (for this communicator or a split of
   // it) have finished once it formed; free their threads' leftovers now rather
   // than when the next root starts.
@@ -96,6 +97,7 @@ Status Communicator::connectPeers() {
   setup.nranks = nranks_;
   setup.timeoutMs = config_.timeoutMs;
   setup.forcedTransport = config_.transport;
+  setup.network = config_.network;
   setup.options.secret = bootstrap_->secret();
   setup.options.nSocks = config_.nSocks;
   setup.options.ifname = config_.socketIfname;
@@ -374,7 +376,7 @@ Status Communicator::runTurn(std::unique_lock<FutexMutex>& lock, uint64_t ticket
   if (!status.isOk()) {
     status = settle(status, ctx);
     BRAID_WARN("%s failed: %s", ctx.opName().c_str(), status.message().c_str());
-    connections_.closeAll();  // only the ticket holder gets here: nobody else uses them
+    connections_.closeAll(true);  // only the ticket holder gets here: nobody else uses them
     lock.lock();
     recorder_.finished(ticket, status);  // so that the dump below shows it failed
     lock.unlock();

@@ -62,6 +62,7 @@ struct CommConfig {
   size_t traceBufferSize = 1024;  // BRAID_TRACE_BUFFER_SIZE: ops the flight recorder keeps
   std::string traceDir;          // BRAID_TRACE_DIR: where traces are dumped on failure
   std::string transport;  // BRAID_TRANSPORT: force one for every pair ("" = per pair)
+  std::string network;    // BRAID_NET: the transport between hosts ("" = tcp)
   size_t slotBytes = 262144;   // BRAID_SHM_SLOT_BYTES: per-rank slot of the shared slots on one host (0: off)
   int heartbeatMs = 1000;      // BRAID_HEARTBEAT_MS (0: off)
   int heartbeatMisses = 10;    // BRAID_HEARTBEAT_MISSES

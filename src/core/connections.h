@@ -37,8 +37,12 @@ struct Connections {
   }
 
   // Drops every link (in-flight requests die with them). Used after a failure,
-  // when a transport may still hold pointers into user buffers.
-  void closeAll() {
+  // when a transport may still hold pointers into user buffers, and at the
+  // end. `failed`: the communicator failed or was aborted, so what the links
+  // sent need not reach the peers (Transport::dropUndelivered).
+  void closeAll(bool failed) {
+    if (failed)
+      for (auto& t : transports) t->dropUndelivered();
     for (PeerLink& p : peers) {
       p.send.reset();
       p.recv.reset();

@@ -11,9 +11,9 @@ namespace braid::core {
 namespace {
 
 // The transports a rank may use, in the order of their slot in the exchanged
-// handle table.
-const char* const kCandidates[] = {"tcp", "shm"};
-constexpr int kNumCandidates = 2;
+// handle table. ucx carries a communicator only when BRAID_TRANSPORT names it.
+const char* const kCandidates[] = {"tcp", "shm", "ucx"};
+constexpr int kNumCandidates = 3;
 
 int slotOf(const std::string& name) {
   for (int i = 0; i < kNumCandidates; ++i)
@@ -37,7 +37,12 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
   // shm can be created on every rank of a host; a rank that cannot create it
   // tells the others through the handle table (an empty shm slot), below.
   const bool wantShm = s.forcedTransport.empty() && registered("shm");
-  std::vector<int> slotFor(s.nranks, 0);
+  // The network: what pairs on different hosts use (BRAID_NET, as NCCL_NET).
+  const std::string network = s.network.empty() ? "tcp" : s.network;
+  const int netSlot = slotOf(network);
+  if (netSlot < 0 || network == "shm")
+    return invalidArgument("BRAID_NET='" + network + "': expected tcp or ucx (the transport between hosts)");
+  std::vector<int> slotFor(s.nranks, netSlot);
   if (!s.forcedTransport.empty()) {
     int slot = slotOf(s.forcedTransport);
     if (slot < 0 && !registered(s.forcedTransport))
@@ -54,12 +59,16 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
     return table.data() + (static_cast<size_t>(rank) * kNumCandidates + slot) * transport::kHandleBytes;
   };
   for (int slot = 0; slot < kNumCandidates; ++slot) {
-    const bool needed = s.forcedTransport.empty() ? (slot == 0 || wantShm) : slot == slotFor[0];
+    const bool isShm = slot == slotOf("shm");
+    const bool needed =
+        s.forcedTransport.empty() ? (slot == netSlot || (isShm && wantShm)) : slot == slotFor[0];
     if (!needed || s.nranks == 1) continue;
     Status st = transport::createTransport(kCandidates[slot], s.options, &made[slot]);
     if (!st.isOk()) {
-      if (!s.forcedTransport.empty() || slot == 0) return st.prefix(std::string("creating ") + kCandidates[slot]);
-      BRAID_INFO("%s transport unavailable, peers on this host use tcp: %s", kCandidates[slot], st.message().c_str());
+      if (!s.forcedTransport.empty() || slot == netSlot)
+        return st.prefix(std::string("creating ") + kCandidates[slot]);
+      BRAID_INFO("%s transport unavailable, peers on this host use %s: %s", kCandidates[slot],
+                 network.c_str(), st.message().c_str());
       continue;
     }
     transport::Handle h;
@@ -76,8 +85,13 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
   if (s.forcedTransport.empty()) {
     const int shm = slotOf("shm");
     for (int p = 0; p < s.nranks; ++p)
-      slotFor[p] = (p != me && bs.hostId(p) == bs.hostId(me) && present(me, shm) && present(p, shm)) ? shm : 0;
+      slotFor[p] =
+          (p != me && bs.hostId(p) == bs.hostId(me) && present(me, shm) && present(p, shm)) ? shm : netSlot;
   }
+  for (int p = 0; p < s.nranks; ++p)
+    if (p != me && !present(p, slotFor[p]))
+      return invalidArgument("rank " + std::to_string(p) + " offers no " + kCandidates[slotFor[p]] +
+                             " endpoint: BRAID_TRANSPORT and BRAID_NET must be the same on every rank");
   for (int p = 0; p < s.nranks; ++p)
     if (p != me) out->peers[p].transport = made[slotFor[p]].get();
 

@@ -4,7 +4,8 @@
 //
 // Choice per pair, the same on both ends: BRAID_TRANSPORT when set; otherwise
 // "shm" when the two ranks report the same host id (BRAID_HOSTID) and the shm
-// transport can be created here, else "tcp".
+// transport can be created here, else the network (BRAID_NET: "tcp" by
+// default, or "ucx").
 #pragma once
 
 #include <atomic>
@@ -24,6 +25,7 @@ struct PeerSetup {
   int nranks = 1;
   int timeoutMs = 300000;
   std::string forcedTransport;  // "" = choose per pair
+  std::string network;          // between hosts: "" (tcp) or a transport's name
   transport::Options options;   // secret, sockets, interface, ...
   const std::atomic<bool>* aborted = nullptr;
 };

@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -208,6 +209,18 @@ void runRanks(const RunOptions& o, const RankBody& body) {
   superviseChildren(children, o);
   reportChildren(children);
   if (shared) munmap(shared, o.sharedBytes);
+}
+
+std::string ucxMissing() {
+#ifndef BRAID_TEST_HAVE_UCX
+  return "braid was built without the ucx transport (no UCX headers: Debian's libucx-dev)";
+#else
+  const pid_t pid = fork();
+  if (pid == 0) _exit(dlopen("libucp.so.0", RTLD_NOW | RTLD_LOCAL) != nullptr ? 0 : 1);
+  int status = 0;
+  if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  return "UCX is not installed here (no libucp.so.0; Debian: libucx0)";
+#endif
 }
 
 }  // namespace braid::itest

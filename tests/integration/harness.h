@@ -84,6 +84,12 @@ inline void runRanks(int n, const RankBody& body) {
   runRanks(o, body);
 }
 
+// Why the ucx transport cannot run here ("" when it can): braid built without
+// it, or no libucp to load. Asked in a child process: loading UCX installs its
+// memory hooks, which the test process (the parent of every rank) should not
+// carry into its forks.
+std::string ucxMissing();
+
 // Blocking full read/write on a pipe, retrying EINTR; false on EOF or error.
 bool readFull(int fd, void* data, size_t size);
 bool writeFull(int fd, const void* data, size_t size);

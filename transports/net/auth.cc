@@ -38,12 +38,27 @@ uint64_t macConnector(const transport::Secret& s, uint64_t nonceC, uint64_t nonc
 
 bool macEqual(uint64_t a, uint64_t b) { return constantTimeEqual(&a, &b, sizeof(a)); }
 
+class SocketChannel final : public HandshakeChannel {
+ public:
+  explicit SocketChannel(int fd) : fd_(fd) {}
+  Status send(const uint8_t* buf, size_t want, size_t* have) override {
+    return sendSome(fd_, buf + *have, want - *have, have);
+  }
+  Status recv(uint8_t* buf, size_t want, size_t* have) override {
+    return recvSome(fd_, buf + *have, want - *have, have);
+  }
+
+ private:
+  int fd_;
+};
+
 // Moves buf[have, want) in the given direction; true once all of it moved.
-Status transfer(int fd, bool write, uint8_t* buf, size_t want, size_t* have, bool* complete) {
+Status transfer(HandshakeChannel& channel, bool write, uint8_t* buf, size_t want, size_t* have,
+                bool* complete) {
   if (write)
-    BRAID_RETURN_IF_ERROR(sendSome(fd, buf + *have, want - *have, have));
+    BRAID_RETURN_IF_ERROR(channel.send(buf, want, have));
   else
-    BRAID_RETURN_IF_ERROR(recvSome(fd, buf + *have, want - *have, have));
+    BRAID_RETURN_IF_ERROR(channel.recv(buf, want, have));
   *complete = *have == want;
   return Status::ok();
 }
@@ -56,6 +71,11 @@ ConnectorHandshake::ConnectorHandshake(const transport::Secret& secret, Purpose 
 bool ConnectorHandshake::wantsWrite() const { return phase_ != Phase::kReadChallenge; }
 
 Status ConnectorHandshake::step(int fd, bool* finished) {
+  SocketChannel channel(fd);
+  return step(channel, finished);
+}
+
+Status ConnectorHandshake::step(HandshakeChannel& channel, bool* finished) {
   *finished = false;
   bool complete = false;
   switch (phase_) {
@@ -68,13 +88,13 @@ Status ConnectorHandshake::step(int fd, bool* finished) {
       [[fallthrough]];
     }
     case Phase::kWriteHello:
-      BRAID_RETURN_IF_ERROR(transfer(fd, true, buf_, kHelloBytes, &have_, &complete));
+      BRAID_RETURN_IF_ERROR(transfer(channel, true, buf_, kHelloBytes, &have_, &complete));
       if (!complete) return Status::ok();
       have_ = 0;
       phase_ = Phase::kReadChallenge;
       [[fallthrough]];
     case Phase::kReadChallenge: {
-      BRAID_RETURN_IF_ERROR(transfer(fd, false, buf_, kChallengeBytes, &have_, &complete));
+      BRAID_RETURN_IF_ERROR(transfer(channel, false, buf_, kChallengeBytes, &have_, &complete));
       if (!complete) return Status::ok();
       const uint8_t* p = buf_;
       uint32_t magic = static_cast<uint32_t>(get(p, 4));
@@ -89,7 +109,7 @@ Status ConnectorHandshake::step(int fd, bool* finished) {
       [[fallthrough]];
     }
     case Phase::kWriteAnswer:
-      BRAID_RETURN_IF_ERROR(transfer(fd, true, buf_, kAnswerBytes, &have_, &complete));
+      BRAID_RETURN_IF_ERROR(transfer(channel, true, buf_, kAnswerBytes, &have_, &complete));
       if (!complete) return Status::ok();
       phase_ = Phase::kDone;
       [[fallthrough]];
@@ -120,11 +140,16 @@ AcceptorHandshake::AcceptorHandshake(const transport::Secret& secret, Purpose pu
 bool AcceptorHandshake::wantsWrite() const { return phase_ == Phase::kWriteChallenge; }
 
 Status AcceptorHandshake::step(int fd, bool* finished) {
+  SocketChannel channel(fd);
+  return step(channel, finished);
+}
+
+Status AcceptorHandshake::step(HandshakeChannel& channel, bool* finished) {
   *finished = false;
   bool complete = false;
   switch (phase_) {
     case Phase::kReadHello: {
-      BRAID_RETURN_IF_ERROR(transfer(fd, false, buf_, kHelloBytes, &have_, &complete));
+      BRAID_RETURN_IF_ERROR(transfer(channel, false, buf_, kHelloBytes, &have_, &complete));
       if (!complete) return Status::ok();
       const uint8_t* p = buf_;
       uint32_t magic = static_cast<uint32_t>(get(p, 4));
@@ -145,13 +170,13 @@ Status AcceptorHandshake::step(int fd, bool* finished) {
       [[fallthrough]];
     }
     case Phase::kWriteChallenge:
-      BRAID_RETURN_IF_ERROR(transfer(fd, true, buf_, kChallengeBytes, &have_, &complete));
+      BRAID_RETURN_IF_ERROR(transfer(channel, true, buf_, kChallengeBytes, &have_, &complete));
       if (!complete) return Status::ok();
       have_ = 0;
       phase_ = Phase::kReadAnswer;
       [[fallthrough]];
     case Phase::kReadAnswer: {
-      BRAID_RETURN_IF_ERROR(transfer(fd, false, buf_, kAnswerBytes, &have_, &complete));
+      BRAID_RETURN_IF_ERROR(transfer(channel, false, buf_, kAnswerBytes, &have_, &complete));
       if (!complete) return Status::ok();
       const uint8_t* p = buf_;
       uint64_t id = get(p, 8), mac = get(p, 8);

@@ -6,6 +6,8 @@
 // constant-time. The connector also tells the acceptor a 64-bit id (its rank)
 // and a purpose tag (bootstrap / tcp data), which the MAC covers.
 //
+// Any byte stream carries it (HandshakeChannel): TCP sockets, UCX streams.
+//
 // Wire (all little-endian):
 //   C->A  hello  : magic u32, version u16, purpose u16, nonceC u64
 //   A->C  chall  : magic u32, nonceA u64, macA u64 = MAC(secret, "A", nonceC, nonceA, purpose)
@@ -21,7 +23,20 @@
 
 namespace braid::net {
 
-enum class Purpose : uint16_t { kBootstrap = 1, kTcpData = 2 };
+enum class Purpose : uint16_t { kBootstrap = 1, kTcpData = 2, kUcxData = 3 };
+
+// Where a handshake's bytes travel: a socket (the fd overloads below wrap
+// one), or a transport's own byte stream (the UCX transport's stream API).
+// Both calls are non-blocking: they move what they can of buf[*have, want)
+// and advance *have; a broken channel is an error.
+class HandshakeChannel {
+ public:
+  virtual Status send(const uint8_t* buf, size_t want, size_t* have) = 0;
+  virtual Status recv(uint8_t* buf, size_t want, size_t* have) = 0;
+
+ protected:
+  ~HandshakeChannel() = default;
+};
 
 // SipHash-2-4 of data under a 128-bit key.
 uint64_t sipHash24(const transport::Secret& key, const void* data, size_t size);
@@ -49,6 +64,7 @@ class ConnectorHandshake {
  public:
   ConnectorHandshake(const transport::Secret& secret, Purpose purpose, uint64_t connectorId);
   Status step(int fd, bool* finished);
+  Status step(HandshakeChannel& channel, bool* finished);
   bool wantsWrite() const;
 
  private:
@@ -73,6 +89,7 @@ class AcceptorHandshake {
  public:
   AcceptorHandshake(const transport::Secret& secret, Purpose purpose);
   Status step(int fd, bool* finished);
+  Status step(HandshakeChannel& channel, bool* finished);
   uint64_t connectorId() const { return connectorId_; }
   // True while the acceptor waits to write (poll for POLLOUT), else POLLIN.
   bool wantsWrite() const;

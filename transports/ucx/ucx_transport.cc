@@ -1,0 +1,109 @@
+#include "transports/ucx/ucx_transport.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/log.h"
+#include "transports/registry.h"
+#include "transports/ucx/ucx_comm.h"
+#include "transports/ucx/ucx_wire.h"
+
+namespace braid::ucx {
+
+Status UcxTransport::create(const transport::Options& options, std::unique_ptr<transport::Transport>* out) {
+  if (options.handshakeTimeoutMs <= 0) return invalidArgument("ucx: handshake timeout must be positive");
+  std::vector<net::Interface> devices;
+  BRAID_RETURN_IF_ERROR(net::findInterfaces(options.ifname, AF_UNSPEC, &devices));
+  if (devices.empty())
+    return notSupported("ucx: no network interface is up that matches BRAID_SOCKET_IFNAME='" +
+                        options.ifname + "' (UCX's connection manager needs an IP address)");
+  std::shared_ptr<UcxWorker> worker;
+  BRAID_RETURN_IF_ERROR(UcxWorker::create(&worker));
+  BRAID_INFO("ucx: %s, listeners on %s", worker->version().c_str(), devices[0].name.c_str());
+  out->reset(new UcxTransport(options, std::move(devices), std::move(worker)));
+  return Status::ok();
+}
+
+// Pending connects hold endpoints on the worker: they go first.
+UcxTransport::~UcxTransport() { connects_.clear(); }
+
+Status UcxTransport::checkDevice(int dev) const {
+  if (dev < 0 || dev >= deviceCount())
+    return invalidArgument("ucx: device " + std::to_string(dev) + " out of range (" +
+                           std::to_string(deviceCount()) + " devices)");
+  return Status::ok();
+}
+
+Status UcxTransport::deviceProperties(int dev, transport::DeviceProperties* props) const {
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  const net::Interface& itf = devices_[dev];
+  props->name = itf.name;
+  std::string addr = itf.address.toString();
+  props->address = addr.substr(0, addr.rfind(':'));  // without the port
+  if (!props->address.empty() && props->address[0] == '[')
+    props->address = props->address.substr(1, props->address.size() - 2);
+  props->speedMbps = itf.speedMbps;
+  props->latencyUs = itf.loopback ? 10 : 50;  // rough, as tcp's: UCX may do better
+  props->maxComms = 65536;
+  return Status::ok();
+}
+
+Status UcxTransport::listen(int dev, transport::Handle* handle,
+                            std::unique_ptr<transport::ListenComm>* listenComm) {
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  std::unique_ptr<UcxListenComm> listener;
+  net::SocketAddress bound;
+  BRAID_RETURN_IF_ERROR(
+      UcxListenComm::create(worker_, devices_[dev].address, options_, keys_, &listener, &bound));
+  *handle = transport::Handle{};
+  std::memcpy(handle->bytes.data(), &kMagic, sizeof(kMagic));
+  handle->bytes[4] = kHandleVersion;
+  bound.pack(handle->bytes.data() + kHandleAddressOffset);
+  *listenComm = std::move(listener);
+  BRAID_INFO("ucx: listening on %s (%s)", bound.toString().c_str(), devices_[dev].name.c_str());
+  return Status::ok();
+}
+
+Status UcxTransport::connect(int dev, const transport::Handle& handle, uint64_t connectorId,
+                             std::unique_ptr<transport::SendComm>* sendComm) {
+  sendComm->reset();
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  auto it = std::find_if(connects_.begin(), connects_.end(),
+                         [&](const auto& c) { return c->matches(dev, handle, connectorId); });
+  if (it == connects_.end()) {
+    uint32_t magic = 0;
+    std::memcpy(&magic, handle.bytes.data(), sizeof(magic));
+    net::SocketAddress address;
+    if (magic != kMagic || handle.bytes[4] != kHandleVersion ||
+        !net::SocketAddress::unpack(handle.bytes.data() + kHandleAddressOffset, &address).isOk())
+      return invalidArgument("ucx connect: the handle was not made by a ucx listen()");
+    auto c = std::make_unique<UcxConnect>(dev, handle, connectorId, options_.secret);
+    BRAID_RETURN_IF_ERROR(c->start(worker_, address));
+    connects_.push_back(std::move(c));
+    it = connects_.end() - 1;
+  }
+  worker_->progress();
+  Status st = (*it)->step(sendComm);
+  if (st.isOk() && !*sendComm) return Status::ok();
+  connects_.erase(it);
+  return st;
+}
+
+Status UcxTransport::accept(transport::ListenComm& listenComm, std::unique_ptr<transport::RecvComm>* recvComm,
+                            uint64_t* connectorId) {
+  auto* listener = dynamic_cast<UcxListenComm*>(&listenComm);
+  if (!listener) return invalidArgument("ucx accept: the listen comm does not belong to the ucx transport");
+  return listener->accept(recvComm, connectorId);
+}
+
+Status UcxTransport::test(transport::Request* req, bool* done, size_t* size) {
+  if (!req) return invalidArgument("ucx test: null request");
+  auto* r = static_cast<UcxRequest*>(req);
+  return r->comm->test(r, done, size);
+}
+
+Status UcxTransport::wait(int timeoutMs) { return worker_->wait(timeoutMs); }
+
+BRAID_REGISTER_TRANSPORT(ucx, UcxTransport::create);
+
+}  // namespace braid::ucx
