@@ -1,10 +1,10 @@
 #include "transports/tcp/tcp_transport.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/env.h"
 #include "base/log.h"
+#include "transports/net/address_handle.h"
 #include "transports/registry.h"
 #include "transports/tcp/frame.h"
 #include "transports/tcp/tcp_comm.h"
@@ -14,8 +14,6 @@ namespace braid::tcp {
 namespace {
 
 constexpr uint8_t kHandleVersion = 1;
-constexpr size_t kHandleAddressOffset = 8;
-static_assert(kHandleAddressOffset + net::SocketAddress::kPackedBytes <= transport::kHandleBytes);
 
 Status familyFromEnv(int* family) {
   std::string text = env::getString("BRAID_SOCKET_FAMILY");
@@ -68,14 +66,7 @@ Status TcpTransport::checkDevice(int dev) const {
 
 Status TcpTransport::deviceProperties(int dev, transport::DeviceProperties* props) const {
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
-  const net::Interface& itf = devices_[dev];
-  props->name = itf.name;
-  std::string addr = itf.address.toString();
-  props->address = addr.substr(0, addr.rfind(':'));  // without the port
-  if (!props->address.empty() && props->address[0] == '[') props->address = props->address.substr(1, props->address.size() - 2);
-  props->speedMbps = itf.speedMbps;
-  props->latencyUs = itf.loopback ? 10 : 50;  // a rough figure for the cost model
-  props->maxComms = 65536;
+  net::describeInterface(devices_[dev], props);
   return Status::ok();
 }
 
@@ -84,10 +75,7 @@ Status TcpTransport::listen(int dev, transport::Handle* handle, std::unique_ptr<
   net::Fd fd;
   net::SocketAddress bound;
   BRAID_RETURN_IF_ERROR(net::listenOn(devices_[dev].address, 512, &fd, &bound));
-  *handle = transport::Handle{};
-  std::memcpy(handle->bytes.data(), &kHandleMagic, sizeof(kHandleMagic));
-  handle->bytes[4] = kHandleVersion;
-  bound.pack(handle->bytes.data() + kHandleAddressOffset);
+  net::packAddressHandle(kHandleMagic, kHandleVersion, bound, handle);
   *listenComm = std::make_unique<TcpListenComm>(std::move(fd), bound, options_, pollSet_);
   BRAID_INFO("tcp: listening on %s (%s)", bound.toString().c_str(), devices_[dev].name.c_str());
   return Status::ok();
@@ -100,11 +88,8 @@ Status TcpTransport::connect(int dev, const transport::Handle& handle, uint64_t 
   auto it = std::find_if(connects_.begin(), connects_.end(),
                          [&](const auto& c) { return c->matches(dev, handle, connectorId); });
   if (it == connects_.end()) {
-    uint32_t magic = 0;
-    std::memcpy(&magic, handle.bytes.data(), sizeof(magic));
     net::SocketAddress address;
-    if (magic != kHandleMagic || handle.bytes[4] != kHandleVersion ||
-        !net::SocketAddress::unpack(handle.bytes.data() + kHandleAddressOffset, &address).isOk())
+    if (!net::unpackAddressHandle(kHandleMagic, kHandleVersion, handle, &address))
       return invalidArgument("tcp connect: the handle was not made by a tcp listen()");
     transport::Options options = options_;
     if (options.nSocks == 0) options.nSocks = isLocal(address) ? 1 : 2;

@@ -1,9 +1,9 @@
 #include "transports/ucx/ucx_transport.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/log.h"
+#include "transports/net/address_handle.h"
 #include "transports/registry.h"
 #include "transports/ucx/ucx_comm.h"
 #include "transports/ucx/ucx_wire.h"
@@ -36,15 +36,7 @@ Status UcxTransport::checkDevice(int dev) const {
 
 Status UcxTransport::deviceProperties(int dev, transport::DeviceProperties* props) const {
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
-  const net::Interface& itf = devices_[dev];
-  props->name = itf.name;
-  std::string addr = itf.address.toString();
-  props->address = addr.substr(0, addr.rfind(':'));  // without the port
-  if (!props->address.empty() && props->address[0] == '[')
-    props->address = props->address.substr(1, props->address.size() - 2);
-  props->speedMbps = itf.speedMbps;
-  props->latencyUs = itf.loopback ? 10 : 50;  // rough, as tcp's: UCX may do better
-  props->maxComms = 65536;
+  net::describeInterface(devices_[dev], props);  // the address a listener is reached at
   return Status::ok();
 }
 
@@ -55,10 +47,7 @@ Status UcxTransport::listen(int dev, transport::Handle* handle,
   net::SocketAddress bound;
   BRAID_RETURN_IF_ERROR(
       UcxListenComm::create(worker_, devices_[dev].address, options_, keys_, &listener, &bound));
-  *handle = transport::Handle{};
-  std::memcpy(handle->bytes.data(), &kMagic, sizeof(kMagic));
-  handle->bytes[4] = kHandleVersion;
-  bound.pack(handle->bytes.data() + kHandleAddressOffset);
+  net::packAddressHandle(kMagic, kHandleVersion, bound, handle);
   *listenComm = std::move(listener);
   BRAID_INFO("ucx: listening on %s (%s)", bound.toString().c_str(), devices_[dev].name.c_str());
   return Status::ok();
@@ -71,11 +60,8 @@ Status UcxTransport::connect(int dev, const transport::Handle& handle, uint64_t 
   auto it = std::find_if(connects_.begin(), connects_.end(),
                          [&](const auto& c) { return c->matches(dev, handle, connectorId); });
   if (it == connects_.end()) {
-    uint32_t magic = 0;
-    std::memcpy(&magic, handle.bytes.data(), sizeof(magic));
     net::SocketAddress address;
-    if (magic != kMagic || handle.bytes[4] != kHandleVersion ||
-        !net::SocketAddress::unpack(handle.bytes.data() + kHandleAddressOffset, &address).isOk())
+    if (!net::unpackAddressHandle(kMagic, kHandleVersion, handle, &address))
       return invalidArgument("ucx connect: the handle was not made by a ucx listen()");
     auto c = std::make_unique<UcxConnect>(dev, handle, connectorId, options_.secret);
     BRAID_RETURN_IF_ERROR(c->start(worker_, address));

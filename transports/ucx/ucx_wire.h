@@ -1,7 +1,7 @@
 // What the UCX transport puts on the wire besides UCX's own protocols.
 //
-// Handle (transport::Handle, exchanged out of band): magic u32 "BUCX",
-// version u8, then the listener's socket address packed at offset 8.
+// Handle (transport::Handle, exchanged out of band): the listener's socket
+// address, as net/address_handle.h lays it out, under magic "BUCX".
 //
 // Connection setup, over the endpoint's UCP stream: the secret handshake
 // (net/auth.h, Purpose::kUcxData), then the acceptor's reply:
@@ -27,8 +27,6 @@ namespace braid::ucx {
 
 constexpr uint32_t kMagic = 0x58435542;  // "BUCX" little-endian
 constexpr uint8_t kHandleVersion = 1;
-constexpr size_t kHandleAddressOffset = 8;
-static_assert(kHandleAddressOffset + net::SocketAddress::kPackedBytes <= transport::kHandleBytes);
 constexpr size_t kAcceptedBytes = 8;
 
 constexpr uint64_t kKeyMask = 0xffffffff00000000ull;

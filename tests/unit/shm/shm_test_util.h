@@ -50,16 +50,6 @@ inline std::vector<std::string> shmEntries() {
   return out;
 }
 
-inline std::vector<uint8_t> pattern(size_t size, uint32_t seed) {
-  std::vector<uint8_t> v(size);
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < size; ++i) {
-    x = x * 1664525u + 1013904223u;
-    v[i] = static_cast<uint8_t>(x >> 24);
-  }
-  return v;
-}
-
 // The sizes every data-path test moves.
 inline std::vector<size_t> testSizes() {
   return {0, 1, 4099, size_t{1} << 20, (size_t{16} << 20) + 7};

@@ -1,5 +1,6 @@
-// Helpers for the TCP transport tests: two transports (the two ends) driven
-// from one thread, as the executor drives its transport.
+// Helpers for the tests of the IP-addressed transports (tcp, ucx): two
+// transports (the two ends) driven from one thread, as the executor drives
+// its transport.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +21,17 @@ inline Options tcpOptions(int nSocks, uint8_t secretSeed = 1, int handshakeTimeo
   o.ifname = "lo";
   o.handshakeTimeoutMs = handshakeTimeoutMs;
   return o;
+}
+
+// Deterministic bytes for a message: every size and seed differs.
+inline std::vector<uint8_t> pattern(size_t size, uint32_t seed) {
+  std::vector<uint8_t> v(size);
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < size; ++i) {
+    x = x * 1664525u + 1013904223u;
+    v[i] = static_cast<uint8_t>(x >> 24);
+  }
+  return v;
 }
 
 struct Pending {

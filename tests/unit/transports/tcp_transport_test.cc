@@ -1,4 +1,5 @@
-// The TCP transport end to end over loopback, both ends in this process.
+// The TCP transport end to end over loopback, both ends in this process: what
+// only tcp does (transport_contract_test.cc checks what every transport must).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -13,18 +14,9 @@ namespace {
 
 using testing::connectPair;
 using testing::driveAll;
+using testing::pattern;
 using testing::Pending;
 using testing::tcpOptions;
-
-std::vector<uint8_t> pattern(size_t size, uint32_t seed) {
-  std::vector<uint8_t> v(size);
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < size; ++i) {
-    x = x * 1664525u + 1013904223u;
-    v[i] = static_cast<uint8_t>(x >> 24);
-  }
-  return v;
-}
 
 TEST(TcpTransport, RegisteredAndDescribesDevices) {
   std::unique_ptr<Transport> t;
@@ -87,100 +79,6 @@ class TcpPair : public ::testing::TestWithParam<int> {
   std::unique_ptr<RecvComm> recv_;
 };
 
-TEST_P(TcpPair, MessagesOfManySizes) {
-  for (size_t size : {size_t{0}, size_t{1}, size_t{4099}, size_t{1} << 20, (size_t{16} << 20) + 7}) {
-    SCOPED_TRACE("size " + std::to_string(size));
-    std::vector<uint8_t> out = pattern(size, static_cast<uint32_t>(size)), in(size + 13, 0xee);
-    std::vector<Pending> reqs = {postRecv(in.data(), in.size(), 5), postSend(out.data(), out.size(), 5)};
-    drive(reqs);
-    ASSERT_TRUE(reqs[0].status.isOk()) << reqs[0].status.message();
-    ASSERT_TRUE(reqs[1].status.isOk()) << reqs[1].status.message();
-    EXPECT_EQ(reqs[0].size, size);
-    EXPECT_EQ(reqs[1].size, size);
-    EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin()));
-    EXPECT_EQ(in[size], 0xee) << "wrote past the message";
-  }
-}
-
-TEST_P(TcpPair, ManyMessagesMatchInOrder) {
-  // Small and striped messages mixed, all posted before any progress, so that
-  // lead sockets rotate and parts of different messages share sockets.
-  constexpr int kCount = 64;
-  std::vector<std::vector<uint8_t>> out(kCount), in(kCount);
-  std::vector<Pending> reqs;
-  for (int i = 0; i < kCount; ++i) {
-    size_t size = i % 7 == 3 ? (600 << 10) + i : static_cast<size_t>(i * 37 % 300);
-    out[i] = pattern(size, i);
-    in[i].assign(size + 1, 0);
-  }
-  for (int i = 0; i < kCount; ++i) reqs.push_back(postSend(out[i].data(), out[i].size(), 100 + i));
-  for (int i = 0; i < kCount; ++i) reqs.push_back(postRecv(in[i].data(), in[i].size(), 100 + i));
-  drive(reqs);
-  for (int i = 0; i < kCount; ++i) {
-    ASSERT_TRUE(reqs[i].status.isOk()) << reqs[i].status.message();
-    ASSERT_TRUE(reqs[kCount + i].status.isOk()) << reqs[kCount + i].status.message();
-    ASSERT_EQ(reqs[kCount + i].size, out[i].size()) << "message " << i;
-    EXPECT_TRUE(std::equal(out[i].begin(), out[i].end(), in[i].begin())) << "message " << i;
-  }
-}
-
-TEST_P(TcpPair, RequestsCompleteInPostingOrder) {
-  std::vector<uint8_t> big = pattern(4 << 20, 1), small = pattern(8, 2), inBig(big.size()), inSmall(8);
-  Pending s1 = postSend(big.data(), big.size(), 1), s2 = postSend(small.data(), small.size(), 2);
-  Pending r1 = postRecv(inBig.data(), inBig.size(), 1), r2 = postRecv(inSmall.data(), inSmall.size(), 2);
-  std::vector<Pending> reqs = {s1, s2, r1, r2};
-  Deadline deadline(10000);
-  bool sawSecondFirst = false;
-  while (!(reqs[0].done && reqs[1].done && reqs[2].done && reqs[3].done) && !deadline.expired()) {
-    for (int i : {1, 0, 3, 2}) {  // test the later request first
-      if (reqs[i].done) continue;
-      ASSERT_TRUE(reqs[i].transport->test(reqs[i].req, &reqs[i].done, &reqs[i].size).isOk());
-      if (reqs[i].done && (i == 1 || i == 3) && !reqs[i - 1].done) {
-        // The earlier request must have completed too, at the latest together.
-        Pending& e = reqs[i - 1];
-        ASSERT_TRUE(e.transport->test(e.req, &e.done, &e.size).isOk());
-        if (!e.done) sawSecondFirst = true;
-      }
-    }
-    ASSERT_TRUE(sender_->wait(1).isOk());
-    ASSERT_TRUE(receiver_->wait(1).isOk());
-  }
-  EXPECT_FALSE(sawSecondFirst) << "a request completed before an earlier one on the same comm";
-  EXPECT_EQ(inBig, big);
-  EXPECT_EQ(inSmall, small);
-}
-
-TEST_P(TcpPair, TagMismatchIsRemoteError) {
-  uint32_t word = 1, back = 0;
-  std::vector<Pending> reqs = {postSend(&word, 4, 7), postRecv(&back, 4, 8)};
-  drive(reqs);
-  EXPECT_EQ(reqs[1].status.code(), Code::kRemoteError);
-  EXPECT_NE(reqs[1].status.message().find("expected tag 8, got tag 7"), std::string::npos) << reqs[1].status.message();
-  // The comm is dead afterwards: the streams can no longer be trusted.
-  Request* req = nullptr;
-  EXPECT_EQ(recv_->irecv(&back, 4, 7, nullptr, &req).code(), Code::kRemoteError);
-  EXPECT_EQ(req, nullptr);
-}
-
-TEST_P(TcpPair, TooSmallCapacityIsRemoteError) {
-  std::vector<uint8_t> out(1000), in(999);
-  std::vector<Pending> reqs = {postSend(out.data(), out.size(), 3), postRecv(in.data(), in.size(), 3)};
-  drive(reqs);
-  EXPECT_EQ(reqs[1].status.code(), Code::kRemoteError);
-  const std::string& m = reqs[1].status.message();
-  EXPECT_NE(m.find("at most 999 bytes, got 1000 bytes"), std::string::npos) << m;
-}
-
-TEST_P(TcpPair, PeerCloseIsRemoteError) {
-  send_.reset();
-  uint32_t back = 0;
-  std::vector<Pending> reqs = {postRecv(&back, 4, 1)};
-  drive(reqs);
-  EXPECT_EQ(reqs[0].status.code(), Code::kRemoteError);
-  EXPECT_NE(reqs[0].status.message().find("connection closed by peer 127.0.0.1:"), std::string::npos)
-      << reqs[0].status.message();
-}
-
 TEST_P(TcpPair, SendToClosedReceiverIsRemoteError) {
   recv_.reset();
   std::vector<uint8_t> out(1 << 20);
@@ -203,18 +101,6 @@ TEST_P(TcpPair, SendToClosedReceiverIsRemoteError) {
 
 INSTANTIATE_TEST_SUITE_P(Socks, TcpPair, ::testing::Values(1, 4),
                          [](const auto& info) { return std::to_string(info.param) + "socks"; });
-
-TEST(TcpTransport, WrongSecretNeverConnects) {
-  std::unique_ptr<Transport> a, b;
-  ASSERT_TRUE(createTransport("tcp", tcpOptions(2, 1), &a).isOk());
-  ASSERT_TRUE(createTransport("tcp", tcpOptions(2, 2), &b).isOk());
-  std::unique_ptr<SendComm> s;
-  std::unique_ptr<RecvComm> r;
-  Status st = connectPair(*a, *b, 1, &s, &r);
-  EXPECT_EQ(st.code(), Code::kRemoteError) << st.message();
-  EXPECT_NE(st.message().find("secret"), std::string::npos) << st.message();
-  EXPECT_EQ(r, nullptr);
-}
 
 TEST(TcpTransport, IPv6Loopback) {
   setenv("BRAID_SOCKET_FAMILY", "AF_INET6", 1);

@@ -1,6 +1,7 @@
 // The UCX transport end to end over loopback, both ends in this process (one
-// thread, as the executor drives a transport). Skips, saying why, where UCX
-// cannot be loaded.
+// thread, as the executor drives a transport): what only ucx does; what every
+// transport must is in transport_contract_test.cc. Skips, saying why, where
+// UCX cannot be loaded.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,19 +16,10 @@ namespace {
 
 using testing::connectPair;
 using testing::driveAll;
+using testing::pattern;
 using testing::Pending;
 
 Options ucxOptions(uint8_t secretSeed = 1) { return testing::tcpOptions(0, secretSeed); }
-
-std::vector<uint8_t> pattern(size_t size, uint32_t seed) {
-  std::vector<uint8_t> v(size);
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < size; ++i) {
-    x = x * 1664525u + 1013904223u;
-    v[i] = static_cast<uint8_t>(x >> 24);
-  }
-  return v;
-}
 
 // Creates a UCX transport, or says why the test cannot run.
 #define CREATE_UCX_OR_SKIP(options, out)                                  \
@@ -97,106 +89,6 @@ class UcxPair : public ::testing::Test {
   std::unique_ptr<RecvComm> recv_;
 };
 
-TEST_F(UcxPair, MessagesOfManySizes) {
-  // Eager and rendezvous sizes alike, received into larger buffers.
-  for (size_t size : {size_t{0}, size_t{1}, size_t{4099}, size_t{1} << 20, (size_t{16} << 20) + 7}) {
-    SCOPED_TRACE("size " + std::to_string(size));
-    std::vector<uint8_t> out = pattern(size, static_cast<uint32_t>(size)), in(size + 13, 0xee);
-    std::vector<Pending> reqs = {postRecv(in.data(), in.size(), 5), postSend(out.data(), out.size(), 5)};
-    drive(reqs);
-    ASSERT_TRUE(reqs[0].status.isOk()) << reqs[0].status.message();
-    ASSERT_TRUE(reqs[1].status.isOk()) << reqs[1].status.message();
-    EXPECT_EQ(reqs[0].size, size);
-    EXPECT_EQ(reqs[1].size, size);
-    EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin()));
-    EXPECT_EQ(in[size], 0xee) << "wrote past the message";
-  }
-}
-
-TEST_F(UcxPair, ManyMessagesMatchInOrder) {
-  // Sends posted before their receives (UCX's unexpected queue) and large ones
-  // mixed in, so that matching order is UCX's, not the posting race's.
-  constexpr int kCount = 64;
-  std::vector<std::vector<uint8_t>> out(kCount), in(kCount);
-  std::vector<Pending> reqs;
-  for (int i = 0; i < kCount; ++i) {
-    size_t size = i % 7 == 3 ? (600 << 10) + i : static_cast<size_t>(i * 37 % 300);
-    out[i] = pattern(size, i);
-    in[i].assign(size + 1, 0);
-  }
-  for (int i = 0; i < kCount; ++i) reqs.push_back(postSend(out[i].data(), out[i].size(), 100 + i));
-  for (int i = 0; i < kCount; ++i) reqs.push_back(postRecv(in[i].data(), in[i].size(), 100 + i));
-  drive(reqs);
-  for (int i = 0; i < kCount; ++i) {
-    ASSERT_TRUE(reqs[i].status.isOk()) << reqs[i].status.message();
-    ASSERT_TRUE(reqs[kCount + i].status.isOk()) << reqs[kCount + i].status.message();
-    ASSERT_EQ(reqs[kCount + i].size, out[i].size()) << "message " << i;
-    EXPECT_TRUE(std::equal(out[i].begin(), out[i].end(), in[i].begin())) << "message " << i;
-  }
-}
-
-TEST_F(UcxPair, RequestsCompleteInPostingOrder) {
-  std::vector<uint8_t> big = pattern(4 << 20, 1), small = pattern(8, 2), inBig(big.size()), inSmall(8);
-  std::vector<Pending> reqs = {postSend(big.data(), big.size(), 1), postSend(small.data(), small.size(), 2),
-                               postRecv(inBig.data(), inBig.size(), 1),
-                               postRecv(inSmall.data(), inSmall.size(), 2)};
-  Deadline deadline(10000);
-  bool sawSecondFirst = false;
-  while (!(reqs[0].done && reqs[1].done && reqs[2].done && reqs[3].done) && !deadline.expired()) {
-    for (int i : {1, 0, 3, 2}) {  // test the later request first
-      if (reqs[i].done) continue;
-      ASSERT_TRUE(reqs[i].transport->test(reqs[i].req, &reqs[i].done, &reqs[i].size).isOk());
-      if (reqs[i].done && (i == 1 || i == 3) && !reqs[i - 1].done) {
-        Pending& e = reqs[i - 1];
-        ASSERT_TRUE(e.transport->test(e.req, &e.done, &e.size).isOk());
-        if (!e.done) sawSecondFirst = true;
-      }
-    }
-    ASSERT_TRUE(sender_->wait(1).isOk());
-    ASSERT_TRUE(receiver_->wait(1).isOk());
-  }
-  EXPECT_FALSE(sawSecondFirst) << "a request completed before an earlier one on the same comm";
-  EXPECT_EQ(inBig, big);
-  EXPECT_EQ(inSmall, small);
-}
-
-TEST_F(UcxPair, TagMismatchIsRemoteError) {
-  uint32_t word = 1, back = 0;
-  std::vector<Pending> reqs = {postSend(&word, 4, 7), postRecv(&back, 4, 8)};
-  drive(reqs);
-  EXPECT_EQ(reqs[1].status.code(), Code::kRemoteError);
-  EXPECT_NE(reqs[1].status.message().find("expected tag 8, got tag 7"), std::string::npos)
-      << reqs[1].status.message();
-  Request* req = nullptr;
-  EXPECT_EQ(recv_->irecv(&back, 4, 7, nullptr, &req).code(), Code::kRemoteError);
-  EXPECT_EQ(req, nullptr);
-}
-
-TEST_F(UcxPair, TooSmallCapacityIsRemoteError) {
-  for (size_t size : {size_t{1000}, size_t{4} << 20}) {  // eager, then rendezvous
-    SCOPED_TRACE("size " + std::to_string(size));
-    send_.reset(), recv_.reset();
-    SetUp();  // a fresh pair: the error kills the connection
-    std::vector<uint8_t> out(size), in(size - 1);
-    std::vector<Pending> reqs = {postSend(out.data(), out.size(), 3), postRecv(in.data(), in.size(), 3)};
-    drive(reqs);
-    EXPECT_EQ(reqs[1].status.code(), Code::kRemoteError);
-    const std::string& m = reqs[1].status.message();
-    EXPECT_NE(m.find("message too large"), std::string::npos) << m;
-    EXPECT_NE(m.find("at most " + std::to_string(size - 1) + " bytes"), std::string::npos) << m;
-  }
-}
-
-TEST_F(UcxPair, PeerCloseIsRemoteError) {
-  send_.reset();
-  uint32_t back = 0;
-  std::vector<Pending> reqs = {postRecv(&back, 4, 1)};
-  drive(reqs);
-  EXPECT_EQ(reqs[0].status.code(), Code::kRemoteError);
-  EXPECT_NE(reqs[0].status.message().find("connection closed by peer"), std::string::npos)
-      << reqs[0].status.message();
-}
-
 // A send counts as done once its buffer is free (eager sizes: before the
 // peer has it); the close flushes, so a receive posted only afterwards still
 // gets it.
@@ -231,18 +123,6 @@ TEST_F(UcxPair, ClosingWithReceivesPendingEndsThem) {
     driveAll(sends, *sender_, *receiver_, 5000);
   }
   EXPECT_TRUE(std::all_of(in.begin(), in.end(), [](uint8_t b) { return b == 0; }));
-}
-
-TEST(UcxTransport, WrongSecretNeverConnects) {
-  std::unique_ptr<Transport> a, b;
-  CREATE_UCX_OR_SKIP(ucxOptions(1), &a);
-  CREATE_UCX_OR_SKIP(ucxOptions(2), &b);
-  std::unique_ptr<SendComm> s;
-  std::unique_ptr<RecvComm> r;
-  Status st = connectPair(*a, *b, 1, &s, &r);
-  EXPECT_EQ(st.code(), Code::kRemoteError) << st.message();
-  EXPECT_NE(st.message().find("secret"), std::string::npos) << st.message();
-  EXPECT_EQ(r, nullptr);
 }
 
 // A stranger's connection that never speaks is dropped at the handshake
