@@ -86,7 +86,7 @@ struct Variant {
   size_t cmaThreshold;
 };
 
-class ShmPair : public ::testing::TestWithParam<Variant> {
+class ShmPair : public ::testing::TestWithParam<Variant>, protected ConnectedPair {
  protected:
   void SetUp() override {
     shm::ShmConfig c = shmConfig(GetParam().cma, GetParam().ringBytes);
@@ -99,21 +99,6 @@ class ShmPair : public ::testing::TestWithParam<Variant> {
     EXPECT_EQ(id, 42u);
     EXPECT_EQ(dynamic_cast<shm::ShmRecvComm*>(recv_.get())->usesCma(), GetParam().cma);
   }
-  Pending postSend(const void* data, size_t size, uint32_t tag) {
-    Pending p(sender_.get());
-    EXPECT_TRUE(send_->isend(data, size, tag, nullptr, &p.req).isOk());
-    return p;
-  }
-  Pending postRecv(void* data, size_t capacity, uint32_t tag) {
-    Pending p(receiver_.get());
-    EXPECT_TRUE(recv_->irecv(data, capacity, tag, nullptr, &p.req).isOk());
-    return p;
-  }
-  void drive(std::vector<Pending>& reqs) { driveAll(reqs, *sender_, *receiver_); }
-
-  std::unique_ptr<Transport> sender_, receiver_;
-  std::unique_ptr<SendComm> send_;
-  std::unique_ptr<RecvComm> recv_;
 };
 
 TEST_P(ShmPair, MessagesOfManySizes) {

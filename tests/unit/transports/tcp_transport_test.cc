@@ -51,7 +51,7 @@ TEST(TcpTransport, RejectsForeignHandle) {
   EXPECT_EQ(comm, nullptr);
 }
 
-class TcpPair : public ::testing::TestWithParam<int> {
+class TcpPair : public ::testing::TestWithParam<int>, protected testing::ConnectedPair {
  protected:
   void SetUp() override {
     ASSERT_TRUE(createTransport("tcp", tcpOptions(GetParam()), &sender_).isOk());
@@ -61,22 +61,6 @@ class TcpPair : public ::testing::TestWithParam<int> {
     ASSERT_TRUE(st.isOk()) << st.message();
     EXPECT_EQ(id, 42u);
   }
-
-  Pending postSend(const void* data, size_t size, uint32_t tag) {
-    Pending p(sender_.get());
-    EXPECT_TRUE(send_->isend(data, size, tag, nullptr, &p.req).isOk());
-    return p;
-  }
-  Pending postRecv(void* data, size_t capacity, uint32_t tag) {
-    Pending p(receiver_.get());
-    EXPECT_TRUE(recv_->irecv(data, capacity, tag, nullptr, &p.req).isOk());
-    return p;
-  }
-  void drive(std::vector<Pending>& reqs) { driveAll(reqs, *sender_, *receiver_); }
-
-  std::unique_ptr<Transport> sender_, receiver_;
-  std::unique_ptr<SendComm> send_;
-  std::unique_ptr<RecvComm> recv_;
 };
 
 TEST_P(TcpPair, SendToClosedReceiverIsRemoteError) {

@@ -36,7 +36,7 @@ Options optionsFor(const Flavour& f, uint8_t secretSeed = 1) {
     ASSERT_TRUE(_st.isOk()) << _st.message();                                                    \
   } while (0)
 
-class Contract : public ::testing::TestWithParam<Flavour> {
+class Contract : public ::testing::TestWithParam<Flavour>, protected testing::ConnectedPair {
  protected:
   void SetUp() override { connect(); }
 
@@ -49,23 +49,6 @@ class Contract : public ::testing::TestWithParam<Flavour> {
     ASSERT_TRUE(st.isOk()) << st.message();
     EXPECT_EQ(id, 42u);
   }
-  Pending postSend(const void* data, size_t size, uint32_t tag) {
-    Pending p(sender_.get());
-    Status st = send_->isend(data, size, tag, nullptr, &p.req);
-    EXPECT_TRUE(st.isOk()) << st.message();
-    return p;
-  }
-  Pending postRecv(void* data, size_t capacity, uint32_t tag) {
-    Pending p(receiver_.get());
-    Status st = recv_->irecv(data, capacity, tag, nullptr, &p.req);
-    EXPECT_TRUE(st.isOk()) << st.message();
-    return p;
-  }
-  void drive(std::vector<Pending>& reqs) { driveAll(reqs, *sender_, *receiver_); }
-
-  std::unique_ptr<Transport> sender_, receiver_;
-  std::unique_ptr<SendComm> send_;
-  std::unique_ptr<RecvComm> recv_;
 };
 
 TEST_P(Contract, MessagesOfManySizes) {

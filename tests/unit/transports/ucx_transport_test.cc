@@ -59,7 +59,7 @@ TEST(UcxTransport, RejectsForeignHandle) {
   EXPECT_EQ(t->connect(0, tcpHandle, 1, &comm).code(), Code::kInvalidArgument);
 }
 
-class UcxPair : public ::testing::Test {
+class UcxPair : public ::testing::Test, protected testing::ConnectedPair {
  protected:
   void SetUp() override {
     CREATE_UCX_OR_SKIP(ucxOptions(), &sender_);
@@ -69,24 +69,6 @@ class UcxPair : public ::testing::Test {
     ASSERT_TRUE(st.isOk()) << st.message();
     EXPECT_EQ(id, 42u);
   }
-
-  Pending postSend(const void* data, size_t size, uint32_t tag) {
-    Pending p(sender_.get());
-    Status st = send_->isend(data, size, tag, nullptr, &p.req);
-    EXPECT_TRUE(st.isOk()) << st.message();
-    return p;
-  }
-  Pending postRecv(void* data, size_t capacity, uint32_t tag) {
-    Pending p(receiver_.get());
-    Status st = recv_->irecv(data, capacity, tag, nullptr, &p.req);
-    EXPECT_TRUE(st.isOk()) << st.message();
-    return p;
-  }
-  void drive(std::vector<Pending>& reqs) { driveAll(reqs, *sender_, *receiver_); }
-
-  std::unique_ptr<Transport> sender_, receiver_;
-  std::unique_ptr<SendComm> send_;
-  std::unique_ptr<RecvComm> recv_;
 };
 
 // A send counts as done once its buffer is free (eager sizes: before the
