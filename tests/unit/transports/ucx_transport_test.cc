@@ -3,13 +3,16 @@
 // transport must is in transport_contract_test.cc. Skips, saying why, where
 // UCX cannot be loaded.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <vector>
 
 #include "tcp_test_util.h"
+#include "transports/net/address_handle.h"
 #include "transports/net/auth.h"
 #include "transports/net/socket.h"
+#include "transports/ucx/ucx_wire.h"
 
 namespace braid::transport {
 namespace {
@@ -159,6 +162,43 @@ TEST(UcxTransport, SilentStrangerDoesNotBlockGenuinePeer) {
   }
   EXPECT_EQ(strangerComm, nullptr);
   EXPECT_EQ(st.code(), Code::kRemoteError) << st.message();
+}
+
+// Raw bytes on the listener's TCP port (UCX's connection manager is behind
+// it): no crash, and a genuine peer still gets through.
+TEST(UcxTransport, GarbageOnTheListenerPortDoesNotBlockGenuinePeer) {
+  std::unique_ptr<Transport> receiver, sender;
+  CREATE_UCX_OR_SKIP(ucxOptions(), &receiver);
+  CREATE_UCX_OR_SKIP(ucxOptions(), &sender);
+  Handle handle;
+  std::unique_ptr<ListenComm> listener;
+  ASSERT_TRUE(receiver->listen(0, &handle, &listener).isOk());
+  net::SocketAddress address;
+  ASSERT_TRUE(net::unpackAddressHandle(ucx::kMagic, ucx::kHandleVersion, handle, &address));
+  std::vector<net::Fd> kept;  // half of them stay open, silent after their junk
+  for (int k = 0; k < 20; ++k) {
+    net::Fd fd;
+    if (!net::connectTo(address, Deadline(2000), &fd).isOk()) continue;
+    std::vector<uint8_t> junk = pattern(static_cast<size_t>(k) * 200 + 1, k);
+    (void)!write(fd.get(), junk.data(), junk.size());
+    if (k % 2 == 0) kept.push_back(std::move(fd));
+  }
+  std::unique_ptr<SendComm> s;
+  std::unique_ptr<RecvComm> r;
+  uint64_t id = 0;
+  Deadline deadline(5000);
+  while (!(s && r) && !deadline.expired()) {
+    if (!s) {
+      ASSERT_TRUE(sender->connect(0, handle, 7, &s).isOk());
+    }
+    if (!r) {
+      ASSERT_TRUE(receiver->accept(*listener, &r, &id).isOk());
+    }
+    ASSERT_TRUE(sender->wait(1).isOk());
+    ASSERT_TRUE(receiver->wait(1).isOk());
+  }
+  ASSERT_TRUE(s && r) << "the genuine peer did not get through";
+  EXPECT_EQ(id, 7u);
 }
 
 }  // namespace
