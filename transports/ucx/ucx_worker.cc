@@ -39,7 +39,7 @@ Status UcxWorker::create(std::shared_ptr<UcxWorker>* out) {
 
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   st = api->workerCreate(w->context_, &wp, &w->worker_);
   if (st != UCS_OK) return notSupported(std::string("ucx: ucp_worker_create: ") + api->statusString(st));
   st = api->workerGetEfd(w->worker_, &w->efd_);

@@ -3,8 +3,9 @@
 // (the Transport interface allows comms to die in any order); the worker is
 // destroyed after the last of them.
 //
-// Threading: UCS_THREAD_MODE_SINGLE. The transport contract already says a
-// transport and its comms are used by one thread at a time; UCX's own async
+// Threading: UCS_THREAD_MODE_SERIALIZED, which is the transport contract: one
+// thread at a time, not always the same one (init connects on the caller's
+// thread, collectives run on the caller's or on a stream's). UCX's own async
 // thread locks its side itself.
 #pragma once
 
