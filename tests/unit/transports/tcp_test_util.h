@@ -85,6 +85,24 @@ class ConnectedPair {
   std::unique_ptr<RecvComm> recv_;
 };
 
+// Connects from `sender` to `listener` (whose handle is `handle`) and accepts
+// on `receiver`, one thread, until both ends exist (5 s at most).
+inline Status connectVia(Transport& sender, Transport& receiver, ListenComm& listener, const Handle& handle,
+                         uint64_t connectorId, std::unique_ptr<SendComm>* sendComm,
+                         std::unique_ptr<RecvComm>* recvComm, uint64_t* acceptedId = nullptr) {
+  Deadline deadline(5000);
+  uint64_t id = ~0ull;
+  while (!(*sendComm && *recvComm)) {
+    if (deadline.expired()) return timeoutError("connectPair");
+    if (!*sendComm) BRAID_RETURN_IF_ERROR(sender.connect(0, handle, connectorId, sendComm));
+    if (!*recvComm) BRAID_RETURN_IF_ERROR(receiver.accept(listener, recvComm, &id));
+    BRAID_RETURN_IF_ERROR(sender.wait(1));
+    BRAID_RETURN_IF_ERROR(receiver.wait(1));
+  }
+  if (acceptedId) *acceptedId = id;
+  return Status::ok();
+}
+
 // Listens on `receiver`, connects from `sender` and accepts, one thread.
 inline Status connectPair(Transport& sender, Transport& receiver, uint64_t connectorId,
                           std::unique_ptr<SendComm>* sendComm, std::unique_ptr<RecvComm>* recvComm,
@@ -92,17 +110,7 @@ inline Status connectPair(Transport& sender, Transport& receiver, uint64_t conne
   Handle handle;
   std::unique_ptr<ListenComm> listener;
   BRAID_RETURN_IF_ERROR(receiver.listen(0, &handle, &listener));
-  Deadline deadline(5000);
-  uint64_t id = ~0ull;
-  while (!(*sendComm && *recvComm)) {
-    if (deadline.expired()) return timeoutError("connectPair");
-    if (!*sendComm) BRAID_RETURN_IF_ERROR(sender.connect(0, handle, connectorId, sendComm));
-    if (!*recvComm) BRAID_RETURN_IF_ERROR(receiver.accept(*listener, recvComm, &id));
-    BRAID_RETURN_IF_ERROR(sender.wait(1));
-    BRAID_RETURN_IF_ERROR(receiver.wait(1));
-  }
-  if (acceptedId) *acceptedId = id;
-  return Status::ok();
+  return connectVia(sender, receiver, *listener, handle, connectorId, sendComm, recvComm, acceptedId);
 }
 
 }  // namespace braid::transport::testing

@@ -18,6 +18,7 @@ namespace braid::transport {
 namespace {
 
 using testing::connectPair;
+using testing::connectVia;
 using testing::driveAll;
 using testing::pattern;
 using testing::Pending;
@@ -129,18 +130,8 @@ TEST(UcxTransport, SilentStrangerDoesNotBlockGenuinePeer) {
   std::unique_ptr<SendComm> s;
   std::unique_ptr<RecvComm> r;
   uint64_t id = 0;
-  Deadline deadline(5000);
-  while (!(s && r) && !deadline.expired()) {
-    if (!s) {
-      ASSERT_TRUE(sender->connect(0, handle, 5, &s).isOk());
-    }
-    if (!r) {
-      ASSERT_TRUE(receiver->accept(*listener, &r, &id).isOk());
-    }
-    ASSERT_TRUE(sender->wait(1).isOk());
-    ASSERT_TRUE(receiver->wait(1).isOk());
-  }
-  ASSERT_TRUE(s && r) << "the genuine peer did not get through";
+  Status st = connectVia(*sender, *receiver, *listener, handle, 5, &s, &r, &id);
+  ASSERT_TRUE(st.isOk()) << "the genuine peer did not get through: " << st.message();
   EXPECT_EQ(id, 5u);
   // The stranger never becomes a connection, however long it is given.
   std::unique_ptr<RecvComm> extra;
@@ -152,7 +143,7 @@ TEST(UcxTransport, SilentStrangerDoesNotBlockGenuinePeer) {
   }
   EXPECT_EQ(strangerComm, nullptr);
   // Woken up, the stranger finds its connection gone or refused.
-  Status st;
+  st = Status::ok();
   Deadline end(3000);
   while (st.isOk() && !strangerComm && !end.expired()) {
     st = stranger->connect(0, handle, 3, &strangerComm);
@@ -186,18 +177,8 @@ TEST(UcxTransport, GarbageOnTheListenerPortDoesNotBlockGenuinePeer) {
   std::unique_ptr<SendComm> s;
   std::unique_ptr<RecvComm> r;
   uint64_t id = 0;
-  Deadline deadline(5000);
-  while (!(s && r) && !deadline.expired()) {
-    if (!s) {
-      ASSERT_TRUE(sender->connect(0, handle, 7, &s).isOk());
-    }
-    if (!r) {
-      ASSERT_TRUE(receiver->accept(*listener, &r, &id).isOk());
-    }
-    ASSERT_TRUE(sender->wait(1).isOk());
-    ASSERT_TRUE(receiver->wait(1).isOk());
-  }
-  ASSERT_TRUE(s && r) << "the genuine peer did not get through";
+  Status st = connectVia(*sender, *receiver, *listener, handle, 7, &s, &r, &id);
+  ASSERT_TRUE(st.isOk()) << "the genuine peer did not get through: " << st.message();
   EXPECT_EQ(id, 7u);
 }
 
