@@ -11,7 +11,7 @@ namespace braid::core {
 namespace {
 
 // The transports a rank may use, in the order of their slot in the exchanged
-// handle table. ucx carries a communicator only when BRAID_TRANSPORT names it.
+// handle table. ucx is made only when BRAID_NET or BRAID_TRANSPORT names it.
 const char* const kCandidates[] = {"tcp", "shm", "ucx"};
 constexpr int kNumCandidates = 3;
 
