@@ -20,9 +20,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "transports/net/socket.h"
-#include "transports/transport.h"
-
 namespace braid::ucx {
 
 constexpr uint32_t kMagic = 0x58435542;  // "BUCX" little-endian
