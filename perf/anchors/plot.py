@@ -11,7 +11,7 @@ import os
 import sys
 
 STYLE = {"braid": ("tab:red", "o"), "openmpi": ("tab:blue", "s"), "mpich": ("tab:green", "^"),
-         "gloo": ("tab:purple", "D"), "nccl": ("tab:olive", "v")}
+         "gloo": ("tab:purple", "D"), "nccl": ("tab:olive", "v"), "nccl-braid": ("tab:orange", "P")}
 
 
 def _size_label(n):

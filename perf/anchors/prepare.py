@@ -44,8 +44,10 @@ def install(groups, repo):
 
 def targets(libraries, fabric):
     out = ["braid-perf", "fabric" if fabric else "braid-run"]
-    if ("gloo" in libraries or "nccl" in libraries) and not fabric:
+    if any(lib in libraries for lib in ("gloo", "nccl", "nccl-braid")) and not fabric:
         out.append("braid-run")
+    if "nccl-braid" in libraries:
+        out.append("nccl-net-braid")
     out += [f"anchors-{lib}" for lib in ("openmpi", "mpich") if lib in libraries]
     return sorted(set(out))
 

@@ -12,6 +12,11 @@ Loopback, --transport tcp: every library goes over TCP on lo
            NCCL_NET=Socket, NCCL_SOCKET_IFNAME=lo: NCCL's Socket transport on
            lo, which is how NCCL takes two ranks on one GPU; braid then runs
            with --memory device (Setup.braid_memory)
+  nccl-braid the same NCCL runs, over braid's NCCL net plugin instead of its
+           Socket transport: NCCL_NET_PLUGIN=braid with the build's
+           plugins/nccl-net on LD_LIBRARY_PATH, NCCL_NET=braid (NCCL fails
+           rather than fall back to Socket when the plugin does not load),
+           BRAID_SOCKET_IFNAME on the interface NCCL would have used
 Loopback, --transport auto (or shm): each library's own choice on one host
 (braid shm, Open MPI vader, MPICH its shm), gloo and nccl still TCP.
 Fabric: every rank runs inside its host's namespace and talks over fab0:
@@ -28,7 +33,7 @@ import os
 
 # What perf-compare.sh runs unless told; nccl needs a GPU (gpu-compare.sh).
 DEFAULT_LIBRARIES = ("braid", "openmpi", "mpich", "gloo")
-LIBRARIES = DEFAULT_LIBRARIES + ("nccl",)
+LIBRARIES = DEFAULT_LIBRARIES + ("nccl", "nccl-braid")
 EXIT_UNSUPPORTED = 3  # torch_perf.py's "this collective is not in gloo"
 HOST_IFNAME = "fab0"  # tools/fabric/topology.h
 NCCL_HOSTID_PREFIX = "braidhost"  # rank r is NCCL host "braidhost<r>"
@@ -153,12 +158,18 @@ def command(lib, coll, ranks, flags, setup):
         if setup.fabric:
             return _fabric_run(setup, program), env
         return _braid_run(setup, ranks, program), env
-    if lib == "nccl":
+    if lib in ("nccl", "nccl-braid"):
         program = [setup.nccl_python, os.path.join(setup.anchors_dir, "nccl_perf.py"), coll] + flags + [
             "--hostid-prefix", NCCL_HOSTID_PREFIX]
-        # Socket named outright: with an InfiniBand HCA present NCCL would take
-        # it between its "hosts", and the comparison is with its TCP path.
-        env = {"NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": setup.ifname(), "NCCL_DEBUG": "WARN"}
+        if lib == "nccl":
+            # Socket named outright: with an InfiniBand HCA present NCCL would take
+            # it between its "hosts", and the comparison is with its TCP path.
+            env = {"NCCL_NET": "Socket", "NCCL_SOCKET_IFNAME": setup.ifname(), "NCCL_DEBUG": "WARN"}
+        else:
+            plugin_dir = setup.path("plugins", "nccl-net")
+            inherited = os.environ.get("LD_LIBRARY_PATH")
+            env = {"NCCL_NET_PLUGIN": "braid", "NCCL_NET": "braid", "BRAID_SOCKET_IFNAME": "=" + setup.ifname(),
+                   "LD_LIBRARY_PATH": plugin_dir + (":" + inherited if inherited else ""), "NCCL_DEBUG": "WARN"}
         if setup.fabric:
             return _fabric_run(setup, program), env
         return _braid_run(setup, ranks, program), env

@@ -291,6 +291,19 @@ class RunnersTest(unittest.TestCase):
         argv, _ = runners.command("braid", "allreduce", 4, self.FLAGS, runners.Setup("/b", "/a", root=True))
         self.assertNotIn("--memory", argv)
 
+    def test_nccl_braid_is_nccl_over_the_plugin(self):
+        setup = runners.Setup("/b", "/src/perf/anchors", transport="tcp", root=True, braid_memory="device",
+                              nccl_python="/opt/torch/.venv/bin/python3")
+        nccl_argv, _ = runners.command("nccl", "allreduce", 2, self.FLAGS, setup)
+        argv, env = runners.command("nccl-braid", "allreduce", 2, self.FLAGS, setup)
+        self.assertEqual(argv, nccl_argv)  # the same NCCL program, another network
+        self.assertEqual(env["NCCL_NET_PLUGIN"], "braid")
+        self.assertEqual(env["NCCL_NET"], "braid")
+        self.assertEqual(env["BRAID_SOCKET_IFNAME"], "=lo")
+        self.assertEqual(env["LD_LIBRARY_PATH"].split(":")[0], "/b/plugins/nccl-net")
+        self.assertIn("nccl-net-braid", prepare.targets(["braid", "nccl-braid"], None))
+        self.assertNotIn("nccl-net-braid", prepare.targets(["braid", "nccl"], None))
+
     def test_nccl_is_known_but_not_a_default(self):
         self.assertIn("nccl", runners.LIBRARIES)
         self.assertNotIn("nccl", runners.DEFAULT_LIBRARIES)

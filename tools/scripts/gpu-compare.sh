@@ -14,7 +14,8 @@
 #   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBRAID_CUDA=on && ninja -C build braid-perf braid-run
 #   tools/scripts/gpu-compare.sh --build build --ranks 2,4 --sizes 16:256M --iters 20
 # Any perf/anchors/compare.py option may follow and overrides the defaults
-# below (--reps 3, --braid-cuda-stream, --transport auto, --timeout 600 ...).
+# below (--reps 3, --braid-cuda-stream, --transport auto, --timeout 600 ...);
+# --libraries braid,nccl,nccl-braid adds NCCL over braid's net plugin.
 # PYTHON: a python3 whose torch has CUDA (default /opt/torch/.venv/bin/python3).
 set -euo pipefail
 here=$(pwd)
@@ -36,10 +37,13 @@ done
 case $build in /*) ;; *) build=$here/$build ;; esac
 # libbraid-cuda.so: the CUDA module libbraid loads from its own directory to
 # stage device buffers; without it braid-perf --memory device fails.
-for file in perf/braid-perf/braid-perf tools/braid-run/braid-run libbraid-cuda.so; do
+needed=(perf/braid-perf/braid-perf tools/braid-run/braid-run libbraid-cuda.so)
+# --libraries ...nccl-braid: NCCL over braid's net plugin, which it loads from the build.
+[[ " ${rest[*]-} " == *nccl-braid* ]] && needed+=(plugins/nccl-net/libnccl-net-braid.so)
+for file in "${needed[@]}"; do
   if [ ! -e "$build/$file" ]; then
-    echo "gpu-compare: $build/$file is missing: ninja -C $build braid-perf braid-run (a CUDA build:" \
-      "-DBRAID_CUDA=on)" >&2
+    echo "gpu-compare: $build/$file is missing: ninja -C $build braid-perf braid-run nccl-net-braid (a CUDA" \
+      "build: -DBRAID_CUDA=on)" >&2
     exit 2
   fi
 done
