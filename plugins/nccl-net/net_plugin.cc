@@ -49,18 +49,6 @@ void Comm::giveBack(Request* request) {
   free_.push_back(request);
 }
 
-// A braid comm is the transport's to destroy under its one-thread rule, and
-// its requests die with it.
-SendComm::~SendComm() {
-  std::lock_guard lock(endpoint().mu);
-  inner.reset();
-}
-
-RecvComm::~RecvComm() {
-  std::lock_guard lock(endpoint().mu);
-  inner.reset();
-}
-
 ListenComm::~ListenComm() {
   std::lock_guard lock(endpoint->mu);
   inner.reset();
@@ -187,15 +175,13 @@ Status NetPlugin::accept(ListenComm& listener, std::unique_ptr<RecvComm>* out) {
   return Status::ok();
 }
 
-Status NetPlugin::isend(SendComm& comm, const void* data, size_t size, uint32_t tag,
-                        const MemoryRegion* region, Request** out) {
-  *out = nullptr;
-  if (size > 0 && !data) return invalidArgument("nccl-net isend: null buffer");
-  if (region && !region->contains(data, size))
-    return invalidArgument("nccl-net isend: the buffer is outside the memory registered for it");
+// Takes a request from the comm's pool and lets `post` start it; the request
+// goes back when the transport refuses.
+template <typename Post>
+Status NetPlugin::post(Comm& comm, Post&& start, Request** out) {
   std::lock_guard lock(comm.endpoint().mu);
   Request* request = comm.takeRequest();
-  Status st = comm.inner->isend(data, size, tag, nullptr, &request->inner);
+  Status st = start(&request->inner);
   if (!st.isOk()) {
     comm.giveBack(request);
     return st;
@@ -204,21 +190,25 @@ Status NetPlugin::isend(SendComm& comm, const void* data, size_t size, uint32_t 
   return Status::ok();
 }
 
+Status NetPlugin::isend(SendComm& comm, const void* data, size_t size, uint32_t tag,
+                        const MemoryRegion* region, Request** out) {
+  *out = nullptr;
+  if (size > 0 && !data) return invalidArgument("nccl-net isend: null buffer");
+  if (region && !region->contains(data, size))
+    return invalidArgument("nccl-net isend: the buffer is outside the memory registered for it");
+  return post(
+      comm, [&](transport::Request** req) { return comm.inner->isend(data, size, tag, nullptr, req); }, out);
+}
+
 Status NetPlugin::irecv(RecvComm& comm, void* data, size_t capacity, uint32_t tag, const MemoryRegion* region,
                         Request** out) {
   *out = nullptr;
   if (capacity > 0 && !data) return invalidArgument("nccl-net irecv: null buffer");
   if (region && !region->contains(data, capacity))
     return invalidArgument("nccl-net irecv: the buffer is outside the memory registered for it");
-  std::lock_guard lock(comm.endpoint().mu);
-  Request* request = comm.takeRequest();
-  Status st = comm.inner->irecv(data, capacity, tag, nullptr, &request->inner);
-  if (!st.isOk()) {
-    comm.giveBack(request);
-    return st;
-  }
-  *out = request;
-  return Status::ok();
+  return post(
+      comm, [&](transport::Request** req) { return comm.inner->irecv(data, capacity, tag, nullptr, req); },
+      out);
 }
 
 Status NetPlugin::test(Request& request, bool* done, size_t* size) {

@@ -66,21 +66,22 @@ class Comm {
   std::vector<Request*> free_;
 };
 
-class SendComm final : public Comm {
+// A braid send or receive comm as NCCL holds it. The braid comm is the
+// transport's to destroy under its one-thread rule, and its requests die
+// with it.
+template <typename Inner>
+class TransportComm final : public Comm {
  public:
-  SendComm(std::shared_ptr<Endpoint> endpoint, std::unique_ptr<transport::SendComm> inner)
+  TransportComm(std::shared_ptr<Endpoint> endpoint, std::unique_ptr<Inner> inner)
       : Comm(std::move(endpoint)), inner(std::move(inner)) {}
-  ~SendComm() override;
-  std::unique_ptr<transport::SendComm> inner;
+  ~TransportComm() override {
+    std::lock_guard lock(endpoint().mu);
+    inner.reset();
+  }
+  std::unique_ptr<Inner> inner;
 };
-
-class RecvComm final : public Comm {
- public:
-  RecvComm(std::shared_ptr<Endpoint> endpoint, std::unique_ptr<transport::RecvComm> inner)
-      : Comm(std::move(endpoint)), inner(std::move(inner)) {}
-  ~RecvComm() override;
-  std::unique_ptr<transport::RecvComm> inner;
-};
+using SendComm = TransportComm<transport::SendComm>;
+using RecvComm = TransportComm<transport::RecvComm>;
 
 struct ListenComm {
   ListenComm(std::shared_ptr<Endpoint> endpoint, std::unique_ptr<transport::ListenComm> inner)
@@ -131,6 +132,8 @@ class NetPlugin {
   Status checkDevice(int dev) const;
   Status createTransport(const transport::Secret& secret, std::unique_ptr<transport::Transport>* out) const;
   Status endpointFor(const transport::Secret& secret, std::shared_ptr<Endpoint>* out);
+  template <typename Post>
+  Status post(Comm& comm, Post&& start, Request** out);
 
   std::mutex mu_;  // init and remotes_; everything else is fixed after init
   bool initialized_ = false;

@@ -98,16 +98,6 @@ int endProcess(int rc) {
   return rc;
 }
 
-std::vector<uint8_t> pattern(size_t size, uint32_t seed) {
-  std::vector<uint8_t> v(size);
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < size; ++i) {
-    x = x * 1664525u + 1013904223u;
-    v[i] = static_cast<uint8_t>(x >> 24);
-  }
-  return v;
-}
-
 std::string toHex(const void* data, size_t size) {
   static const char digits[] = "0123456789abcdef";
   std::string out;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plugins/nccl-net/nccl_net_abi.h"
+#include "tests/common/message_pattern.h"
 
 namespace braid::ncclnet::testing {
 
@@ -30,8 +31,7 @@ std::vector<LogLine> loggedLines();
 // The last WARN line ("" when none).
 std::string lastWarning();
 
-// Deterministic bytes for message `seed`: every size and seed differs.
-std::vector<uint8_t> pattern(size_t size, uint32_t seed);
+using braid::test::pattern;
 
 // Calls connect (when `send` is given) and accept (when `recv` is given) until
 // each returned its comm, as NCCL does; the first failure, or ncclSystemError

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/deadline.h"
+#include "tests/common/message_pattern.h"
 #include "transports/registry.h"
 #include "transports/transport.h"
 
@@ -23,16 +24,7 @@ inline Options tcpOptions(int nSocks, uint8_t secretSeed = 1, int handshakeTimeo
   return o;
 }
 
-// Deterministic bytes for a message: every size and seed differs.
-inline std::vector<uint8_t> pattern(size_t size, uint32_t seed) {
-  std::vector<uint8_t> v(size);
-  uint32_t x = seed * 2654435761u + 1;
-  for (size_t i = 0; i < size; ++i) {
-    x = x * 1664525u + 1013904223u;
-    v[i] = static_cast<uint8_t>(x >> 24);
-  }
-  return v;
-}
+using test::pattern;
 
 struct Pending {
   explicit Pending(Transport* t) : transport(t) {}
