@@ -85,7 +85,9 @@ ncclResult_t getProperties(int dev, ncclNetProperties_v8_t* props) {
   props->regIsGlobal = 0;
   props->speed = info->speedMbps;
   props->port = 0;
-  props->latency = info->latencyUs;
+  // NCCL's own Socket and IB transports say 0: its tuner's constants hold the
+  // network's latency already, so another value would skew its choices.
+  props->latency = 0;
   props->maxComms = info->maxComms;
   props->maxRecvs = 1;
   props->netDeviceType = NCCL_NET_DEVICE_HOST;

@@ -86,7 +86,6 @@ Status NetPlugin::init() {
     info.name = props.name;
     info.pciPath = pciPathOf(props.name);
     info.speedMbps = props.speedMbps > 0 ? static_cast<int>(props.speedMbps) : kUnknownSpeedMbps;
-    info.latencyUs = static_cast<float>(props.latencyUs);
     info.maxComms = props.maxComms;
     devices.push_back(std::move(info));
   }

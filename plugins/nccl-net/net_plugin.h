@@ -95,7 +95,6 @@ struct DeviceInfo {
   std::string name;     // the interface, e.g. "eth0"
   std::string pciPath;  // its PCI device in /sys; empty for a virtual one (veth, lo)
   int speedMbps = 0;
-  float latencyUs = 0;
   int maxComms = 0;
 };
 

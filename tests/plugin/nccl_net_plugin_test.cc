@@ -167,6 +167,7 @@ TEST_P(NcclNetPlugin, DescribesHostMemoryDevices) {
   EXPECT_EQ(props.ptrSupport, NCCL_PTR_HOST);
   EXPECT_GT(props.speed, 0);
   EXPECT_EQ(props.maxRecvs, 1);
+  EXPECT_EQ(props.latency, 0.0f);  // as NCCL's own transports
   EXPECT_GT(props.maxComms, 0);
   EXPECT_EQ(props.netDeviceType, NCCL_NET_DEVICE_HOST);
   EXPECT_NE(net_->getProperties(1, &props), ncclSuccess);
