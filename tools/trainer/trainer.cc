@@ -195,8 +195,12 @@ std::string Trainer::run() {
     if (braidResult_t rc = braidStreamCreate(&stream_); rc != braidSuccess)
       return braidFailed("braidStreamCreate", rc, nullptr);
   int64_t start = 0;
-  if (o_.resume)
+  if (o_.resume) {
     if (std::string e = load(&start); !e.empty()) return e;
+    if (start >= o_.steps)
+      return "--resume: the checkpoint is at step " + std::to_string(start) + ", so --steps " +
+             std::to_string(o_.steps) + " leaves nothing to train";
+  }
   if (rank_ == 0) {
     std::printf(
         "# braid-trainer: %d ranks x batch %d, %d tables x %lld rows x %d (pooling %d), %d dense, MLP "

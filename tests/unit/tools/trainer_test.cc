@@ -139,6 +139,10 @@ TEST(Trainer, RefusesACheckpointOfAnotherModel) {
       train(2, "--tables 2 --rows 100 --dim 8 --steps 4 --batch 8 --resume --checkpoint-dir " + dir);
   EXPECT_NE(other.status, 0);
   EXPECT_NE(other.output.find("where this model has"), std::string::npos) << other.output;
+  TrainingRun done =
+      train(2, "--tables 2 --rows 100 --dim 4 --steps 2 --batch 8 --resume --checkpoint-dir " + dir);
+  EXPECT_NE(done.status, 0);
+  EXPECT_NE(done.output.find("leaves nothing to train"), std::string::npos) << done.output;
   std::filesystem::remove_all(dir);
 }
 
