@@ -58,6 +58,11 @@ struct DeviceProperties {
 struct Capabilities {
   bool needsRegistration = false;  // regMr must be called before isend/irecv
   bool deviceMemory = false;       // can send from / receive into GPU memory
+  // Both ends prove the secret to each other. Where only the connector can
+  // (netplugin: its connections carry data one way), a connector without the
+  // secret is still never accepted, but its connect() may succeed and its
+  // sends fail later instead.
+  bool mutualAuthentication = true;
 };
 
 // An in-flight isend / irecv. Each transport derives its own request type from

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/nccl-net/nccl_net_abi.h"
+#include "transports/netplugin/nccl_net_abi.h"
 
 namespace braid::netbench {
 

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "base/status.h"
-#include "nccl_net_abi.h"
 #include "net_plugin.h"
+#include "transports/netplugin/nccl_net_abi.h"
 
 namespace braid::ncclnet {
 namespace {

@@ -69,7 +69,7 @@ Status NetPlugin::createTransport(const transport::Secret& secret,
 Status NetPlugin::init() {
   std::lock_guard lock(mu_);
   if (initialized_) return Status::ok();
-  BRAID_RETURN_IF_ERROR(transportKindFromName(env::getString("BRAID_NET"), &kind_));
+  BRAID_RETURN_IF_ERROR(transportKindFromName(env::getString("BRAID_NCCL_NET"), &kind_));
   std::string error;
   options_.nSocks = static_cast<int>(env::getInt("BRAID_NSOCKS", &error));
   if (!error.empty()) return invalidArgument(error);
@@ -149,7 +149,7 @@ Status NetPlugin::connect(int dev, const uint8_t handle[kPluginHandleBytes], std
   BRAID_RETURN_IF_ERROR(unpackPluginHandle(handle, &theirs));
   if (theirs.kind != kind_)
     return invalidUsage(std::string("nccl-net: this rank runs over ") + transportName() + ", the peer over " +
-                        transportKindName(theirs.kind) + " (BRAID_NET must be the same on every rank)");
+                        transportKindName(theirs.kind) + " (BRAID_NCCL_NET must be the same on every rank)");
   std::shared_ptr<Endpoint> endpoint;
   BRAID_RETURN_IF_ERROR(endpointFor(theirs.secret, &endpoint));
   std::unique_ptr<transport::SendComm> inner;

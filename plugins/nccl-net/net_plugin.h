@@ -104,7 +104,7 @@ class NetPlugin {
   // static destructors run.
   static NetPlugin& instance();
 
-  // Idempotent. Picks the transport (BRAID_NET: tcp or ucx) and its devices
+  // Idempotent. Picks the transport (BRAID_NCCL_NET: tcp or ucx) and its devices
   // (BRAID_SOCKET_IFNAME, BRAID_NSOCKS as for braid's communicators). Fails when
   // no device is usable, so NCCL falls back to its own networks.
   Status init();

@@ -19,7 +19,7 @@ Status transportKindFromName(const std::string& name, TransportKind* kind) {
   else if (name == "ucx")
     *kind = TransportKind::kUcx;
   else
-    return notSupported("BRAID_NET='" + name + "': the NCCL net plugin runs over tcp or ucx");
+    return notSupported("BRAID_NCCL_NET='" + name + "': the NCCL net plugin runs over tcp or ucx");
   return Status::ok();
 }
 

@@ -25,7 +25,7 @@ namespace braid::ncclnet {
 
 enum class TransportKind : uint8_t { kTcp = 1, kUcx = 2 };
 
-// "tcp" / "ucx" (BRAID_NET's spelling); NotSupported for anything else.
+// "tcp" / "ucx" (BRAID_NCCL_NET's spelling); NotSupported for anything else.
 Status transportKindFromName(const std::string& name, TransportKind* kind);
 const char* transportKindName(TransportKind kind);
 

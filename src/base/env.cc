@@ -37,8 +37,15 @@ const std::vector<Variable>& all() {
        "Force the transport for every pair (tcp, shm, ucx). Default: shm between ranks of one host, tcp "
        "across hosts."},
       {"BRAID_NET", "tcp",
-       "The transport between ranks of different hosts: tcp, or ucx (UCX picks the fabric: InfiniBand, "
-       "RoCE, TCP). Ranks of one host still use shm. Must be the same on every rank."},
+       "The transport between ranks of different hosts: tcp, ucx (UCX picks the fabric: InfiniBand, RoCE, "
+       "TCP), or netplugin (an NCCL net plugin, BRAID_NET_PLUGIN). Ranks of one host still use shm. Must be "
+       "the same on every rank."},
+      {"BRAID_NET_PLUGIN", "",
+       "The NCCL net plugin the netplugin transport loads: a path, or N for libnccl-net-N.so on the library "
+       "path (as NCCL_NET_PLUGIN), e.g. braid or aws-ofi-nccl's. Its own variables steer it."},
+      {"BRAID_NCCL_NET", "tcp",
+       "The transport libnccl-net-braid.so (braid's NCCL net plugin) carries NCCL's traffic over: tcp or "
+       "ucx."},
       {"BRAID_UCX_LIBRARY", "libucp.so.0",
        "The UCX library the ucx transport opens (a path, for a UCX other than the system's). UCX's own "
        "UCX_* variables (UCX_TLS, UCX_NET_DEVICES, ...) choose what it runs over."},

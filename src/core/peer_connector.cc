@@ -11,9 +11,10 @@ namespace braid::core {
 namespace {
 
 // The transports a rank may use, in the order of their slot in the exchanged
-// handle table. ucx is made only when BRAID_NET or BRAID_TRANSPORT names it.
-const char* const kCandidates[] = {"tcp", "shm", "ucx"};
-constexpr int kNumCandidates = 3;
+// handle table. ucx and netplugin are made only when BRAID_NET or
+// BRAID_TRANSPORT names them.
+const char* const kCandidates[] = {"tcp", "shm", "ucx", "netplugin"};
+constexpr int kNumCandidates = 4;
 
 int slotOf(const std::string& name) {
   for (int i = 0; i < kNumCandidates; ++i)
@@ -41,7 +42,8 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
   const std::string network = s.network.empty() ? "tcp" : s.network;
   const int netSlot = slotOf(network);
   if (netSlot < 0 || network == "shm")
-    return invalidArgument("BRAID_NET='" + network + "': expected tcp or ucx (the transport between hosts)");
+    return invalidArgument("BRAID_NET='" + network +
+                           "': expected tcp, ucx or netplugin (the transport between hosts)");
   std::vector<int> slotFor(s.nranks, netSlot);
   if (!s.forcedTransport.empty()) {
     int slot = slotOf(s.forcedTransport);

@@ -1,5 +1,5 @@
 // libnccl-net-braid.so through NCCL's eyes: loaded with dlopen, driven only
-// through ncclNetPlugin_v8, over each transport it offers (BRAID_NET).
+// through ncclNetPlugin_v8, over each transport it offers (BRAID_NCCL_NET).
 //
 // The plugin is one per process and keeps the transport of its first init, so
 // each test needs a process of its own, as ctest runs them.
@@ -94,7 +94,7 @@ class NcclNetPlugin : public ::testing::TestWithParam<const char*> {
     if (!initializedFor.empty() && initializedFor != GetParam())
       GTEST_SKIP() << "the plugin was initialized over " << initializedFor
                    << " earlier in this process; run each test alone, as ctest does";
-    setenv("BRAID_NET", GetParam(), 1);
+    setenv("BRAID_NCCL_NET", GetParam(), 1);
     setenv("BRAID_SOCKET_IFNAME", "lo", 1);
     std::string error;
     net_ = loadPlugin(&error);
@@ -330,7 +330,7 @@ TEST_P(NcclNetPlugin, RefusesAHandleItDidNotMake) {
   ASSERT_EQ(net_->listen(0, handle, &listen), ncclSuccess);
   handle[5] = std::string(GetParam()) == "tcp" ? 2 : 1;  // the transport byte
   EXPECT_EQ(net_->connect(0, handle, &send, nullptr), ncclInvalidUsage);
-  EXPECT_NE(lastWarning().find("BRAID_NET must be the same on every rank"), std::string::npos)
+  EXPECT_NE(lastWarning().find("BRAID_NCCL_NET must be the same on every rank"), std::string::npos)
       << lastWarning();
   net_->closeListen(listen);
 }

@@ -89,7 +89,7 @@ bool driveAll(const ncclNet_v8_t& net, const std::vector<Op*>& ops, int timeoutM
 
 int endProcess(int rc) {
 #ifdef BRAID_UNDER_SANITIZER
-  const char* net = std::getenv("BRAID_NET");
+  const char* net = std::getenv("BRAID_NCCL_NET");
   if (net && std::string(net) == "ucx") {
     std::fflush(nullptr);
     _exit(rc);

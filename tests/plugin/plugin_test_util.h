@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "plugins/nccl-net/nccl_net_abi.h"
 #include "tests/common/message_pattern.h"
+#include "transports/netplugin/nccl_net_abi.h"
 
 namespace braid::ncclnet::testing {
 

@@ -1,8 +1,9 @@
 // NCCL's net plugin ABI, version 8 (NCCL 2.19 and later load it; 2.28 still
-// does): the types NCCL passes across the dlopen boundary, declared here so the
-// plugin builds without NCCL installed. Layouts and values are NCCL's and must
-// not change; names follow NCCL's so its documentation (ext-net/README.md in
-// NCCL's sources) reads straight onto this file.
+// does): the types NCCL passes across the dlopen boundary, declared here so
+// that braid builds without NCCL installed, both ways round: as a plugin NCCL
+// loads (plugins/nccl-net) and as a transport that loads one (netplugin). Layouts and values are NCCL's and
+// must not change; names follow NCCL's so its documentation (ext-net/README.md in NCCL's sources) reads
+// straight onto this file.
 #pragma once
 
 #include <cstddef>

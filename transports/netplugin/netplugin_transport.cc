@@ -1,0 +1,160 @@
+#include "transports/netplugin/netplugin_transport.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/env.h"
+#include "transports/netplugin/connector_proof.h"
+#include "transports/netplugin/netplugin_comm.h"
+#include "transports/netplugin/netplugin_listen.h"
+#include "transports/registry.h"
+
+namespace braid::netplugin {
+namespace {
+
+constexpr int kProofTag = 0;  // as netplugin_listen.cc
+static_assert(NCCL_NET_HANDLE_MAXSIZE == transport::kHandleBytes);
+
+}  // namespace
+
+Status NetPluginTransport::create(const transport::Options& options,
+                                  std::unique_ptr<transport::Transport>* out) {
+  std::string spec = env::getString("BRAID_NET_PLUGIN");
+  if (spec.empty())
+    return notSupported(
+        "netplugin: BRAID_NET_PLUGIN names no NCCL net plugin (a path, or N for libnccl-net-N.so, e.g. "
+        "braid)");
+  const PluginLibrary* lib = nullptr;
+  BRAID_RETURN_IF_ERROR(PluginLibrary::open(spec, &lib));
+  int ndev = 0;
+  BRAID_RETURN_IF_ERROR(statusOf(lib->net().devices(&ndev), "devices"));
+  std::vector<transport::DeviceProperties> devices;
+  for (int dev = 0; dev < ndev; ++dev) {
+    ncclNetProperties_v8_t p{};
+    BRAID_RETURN_IF_ERROR(statusOf(lib->net().getProperties(dev, &p), "getProperties"));
+    transport::DeviceProperties d;
+    d.name = p.name ? p.name : "?";
+    d.address = lib->describe();
+    d.speedMbps = p.speed;
+    d.latencyUs = p.latency;
+    d.maxComms = p.maxComms;
+    if (!(p.ptrSupport & NCCL_PTR_HOST)) continue;  // braid hands it host memory
+    devices.push_back(std::move(d));
+  }
+  if (devices.empty())
+    return notSupported("netplugin: " + lib->describe() + " offers no device for host memory");
+  out->reset(new NetPluginTransport(options, lib, std::move(devices)));
+  return Status::ok();
+}
+
+NetPluginTransport::~NetPluginTransport() {
+  for (auto& c : connects_) abandon(*c);
+}
+
+Status NetPluginTransport::checkDevice(int dev) const {
+  if (dev < 0 || dev >= deviceCount())
+    return invalidArgument("netplugin: device " + std::to_string(dev) + " out of range (" +
+                           std::to_string(deviceCount()) + " devices)");
+  return Status::ok();
+}
+
+Status NetPluginTransport::deviceProperties(int dev, transport::DeviceProperties* props) const {
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  *props = devices_[dev];
+  return Status::ok();
+}
+
+Status NetPluginTransport::listen(int dev, transport::Handle* handle,
+                                  std::unique_ptr<transport::ListenComm>* listenComm) {
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  *handle = transport::Handle{};
+  void* listen = nullptr;
+  BRAID_RETURN_IF_ERROR(statusOf(lib_->net().listen(dev, handle->bytes.data(), &listen), "listen"));
+  *listenComm = std::make_unique<NetPluginListenComm>(lib_, listen, *handle, options_);
+  return Status::ok();
+}
+
+void NetPluginTransport::abandon(PendingConnect& c) {
+  if (!c.comm) return;
+  if (c.mhandle) lib_->net().deregMr(c.comm, c.mhandle);
+  lib_->net().closeSend(c.comm);
+  c.comm = nullptr;
+}
+
+Status NetPluginTransport::step(PendingConnect& c, bool* finished) {
+  const ncclNet_v8_t& net = lib_->net();
+  *finished = false;
+  if (!c.comm) {
+    BRAID_RETURN_IF_ERROR(statusOf(net.connect(c.dev, c.handle.bytes.data(), &c.comm, nullptr), "connect"));
+    if (!c.comm) return Status::ok();
+    BRAID_RETURN_IF_ERROR(makeProof(options_.secret, c.handle, c.connectorId, c.proof));
+    BRAID_RETURN_IF_ERROR(
+        statusOf(net.regMr(c.comm, c.proof, kProofBytes, NCCL_PTR_HOST, &c.mhandle), "regMr"));
+  }
+  if (!c.request) {
+    BRAID_RETURN_IF_ERROR(
+        statusOf(net.isend(c.comm, c.proof, kProofBytes, kProofTag, c.mhandle, &c.request), "isend (proof)"));
+    if (!c.request) return Status::ok();
+  }
+  int done = 0, size = 0;
+  BRAID_RETURN_IF_ERROR(statusOf(net.test(c.request, &done, &size), "test (proof)"));
+  if (!done) return Status::ok();
+  net.deregMr(c.comm, c.mhandle);
+  c.mhandle = nullptr;
+  *finished = true;
+  return Status::ok();
+}
+
+Status NetPluginTransport::connect(int dev, const transport::Handle& handle, uint64_t connectorId,
+                                   std::unique_ptr<transport::SendComm>* sendComm) {
+  sendComm->reset();
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  auto it = std::find_if(connects_.begin(), connects_.end(), [&](const auto& c) {
+    return c->dev == dev && c->connectorId == connectorId && c->handle.bytes == handle.bytes;
+  });
+  if (it == connects_.end()) {
+    auto c = std::make_unique<PendingConnect>();
+    c->dev = dev;
+    c->handle = handle;
+    c->connectorId = connectorId;
+    connects_.push_back(std::move(c));
+    it = connects_.end() - 1;
+  }
+  bool finished = false;
+  Status st = step(**it, &finished);
+  if (st.isOk() && !finished) return Status::ok();
+  if (st.isOk()) {
+    *sendComm = std::make_unique<NetPluginSendComm>(lib_, (*it)->comm, "listener on " + devices_[dev].name);
+    (*it)->comm = nullptr;
+  } else {
+    abandon(**it);
+  }
+  connects_.erase(it);
+  return st;
+}
+
+Status NetPluginTransport::accept(transport::ListenComm& listenComm,
+                                  std::unique_ptr<transport::RecvComm>* recvComm, uint64_t* connectorId) {
+  auto* listener = dynamic_cast<NetPluginListenComm*>(&listenComm);
+  if (!listener)
+    return invalidArgument("netplugin accept: the listen comm does not belong to the netplugin transport");
+  return listener->accept(recvComm, connectorId);
+}
+
+Status NetPluginTransport::test(transport::Request* req, bool* done, size_t* size) {
+  if (!req) return invalidArgument("netplugin test: null request");
+  auto* r = static_cast<NetPluginRequest*>(req);
+  return r->comm->test(r, done, size);
+}
+
+Status NetPluginTransport::wait(int timeoutMs) {
+  (void)timeoutMs;
+  sched_yield();
+  return Status::ok();
+}
+
+BRAID_REGISTER_TRANSPORT(netplugin, NetPluginTransport::create);
+
+}  // namespace braid::netplugin

@@ -1,0 +1,88 @@
+#include "transports/netplugin/plugin_library.h"
+
+#include <dlfcn.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "base/log.h"
+
+namespace braid::netplugin {
+namespace {
+
+thread_local std::string lastWarning;
+
+// The plugin's log lines go to braid's log; its WARN lines are also kept to
+// explain the error code of the call that wrote them.
+void logFromPlugin(ncclDebugLogLevel level, unsigned long, const char*, int, const char* fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  if (level == NCCL_LOG_WARN) {
+    lastWarning = line;
+    BRAID_WARN("netplugin: %s", line);
+  } else if (level == NCCL_LOG_TRACE) {
+    BRAID_TRACE("netplugin: %s", line);
+  } else if (level != NCCL_LOG_NONE) {
+    BRAID_INFO("netplugin: %s", line);
+  }
+}
+
+std::mutex openMu;
+std::map<std::string, std::unique_ptr<PluginLibrary>>& opened() {
+  static auto* libraries = new std::map<std::string, std::unique_ptr<PluginLibrary>>;
+  return *libraries;
+}
+
+}  // namespace
+
+Status statusOf(ncclResult_t result, const std::string& call) {
+  if (result == ncclSuccess) {
+    lastWarning.clear();
+    return Status::ok();
+  }
+  std::string why = lastWarning.empty() ? "" : " (" + lastWarning + ")";
+  lastWarning.clear();
+  std::string message = "netplugin " + call + ": ncclResult_t " + std::to_string(result) + why;
+  switch (result) {
+    case ncclSystemError:
+      return {Code::kSystemError, message};
+    case ncclRemoteError:
+      return remoteError(message);
+    case ncclInvalidUsage:
+      return invalidUsage(message);
+    case ncclUnhandledCudaError:
+      return {Code::kCudaError, message};
+    default:
+      return internalError(message);
+  }
+}
+
+Status PluginLibrary::open(const std::string& spec, const PluginLibrary** out) {
+  std::lock_guard lock(openMu);
+  auto& libraries = opened();
+  if (auto it = libraries.find(spec); it != libraries.end()) {
+    *out = it->second.get();
+    return Status::ok();
+  }
+  std::string file = spec.find('/') != std::string::npos ? spec : "libnccl-net-" + spec + ".so";
+  void* lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return notSupported("netplugin: cannot open " + file + ": " + dlerror());
+  auto* net = static_cast<const ncclNet_v8_t*>(dlsym(lib, "ncclNetPlugin_v8"));
+  if (!net)
+    return notSupported("netplugin: " + file +
+                        " has no ncclNetPlugin_v8 (braid loads NCCL's net plugin API v8)");
+  BRAID_RETURN_IF_ERROR(statusOf(net->init(logFromPlugin), "init").prefix(file));
+  auto library =
+      std::unique_ptr<PluginLibrary>(new PluginLibrary(net, std::string(net->name) + " (" + file + ")"));
+  *out = library.get();
+  libraries.emplace(spec, std::move(library));
+  return Status::ok();
+}
+
+}  // namespace braid::netplugin
