@@ -24,6 +24,8 @@ class NetPluginListenComm final : public transport::ListenComm {
   ~NetPluginListenComm() override;
 
   Status accept(std::unique_ptr<transport::RecvComm>* out, uint64_t* connectorId);
+  // Connections accepted by the plugin that have not proven the secret yet.
+  size_t unproven() const { return unproven_.size(); }
 
  private:
   struct Unproven {

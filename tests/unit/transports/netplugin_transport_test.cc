@@ -1,0 +1,184 @@
+// What the netplugin transport adds to a plugin: the connector's proof of the
+// secret. A stranger that reaches the listener through the plugin itself
+// (which anyone on the network can) and sends garbage, a proof for another
+// listener or a replayed proof, or nothing at all, is never accepted, and the
+// genuine connector still is. The plugin is braid's own, over tcp on lo.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tcp_test_util.h"
+#include "transports/netplugin/connector_proof.h"
+#include "transports/netplugin/netplugin_listen.h"
+#include "transports/netplugin/plugin_library.h"
+
+namespace braid::netplugin {
+namespace {
+
+using transport::Handle;
+using transport::testing::tcpOptions;
+
+TEST(ConnectorProof, ProvesTheSecretForOneListenerOnly) {
+  transport::Secret secret = tcpOptions(1, 1).secret, other = tcpOptions(1, 2).secret;
+  Handle mine, theirs;
+  mine.bytes[0] = 1;
+  theirs.bytes[0] = 2;
+  uint8_t proof[kProofBytes];
+  ASSERT_TRUE(makeProof(secret, mine, 42, proof).isOk());
+  uint64_t id = 0, nonce = 0;
+  ASSERT_TRUE(checkProof(secret, mine, proof, &id, &nonce).isOk());
+  EXPECT_EQ(id, 42u);
+  EXPECT_EQ(checkProof(other, mine, proof, &id, &nonce).code(), Code::kRemoteError);
+  EXPECT_EQ(checkProof(secret, theirs, proof, &id, &nonce).code(), Code::kRemoteError);
+  for (size_t i = 0; i < kProofBytes; ++i) {  // any byte changed breaks it
+    uint8_t bad[kProofBytes];
+    std::memcpy(bad, proof, kProofBytes);
+    bad[i] ^= 0x10;
+    EXPECT_FALSE(checkProof(secret, mine, bad, &id, &nonce).isOk()) << "byte " << i;
+  }
+  uint8_t again[kProofBytes];
+  ASSERT_TRUE(makeProof(secret, mine, 42, again).isOk());
+  EXPECT_NE(std::memcmp(proof, again, kProofBytes), 0) << "a fresh proof reuses the nonce";
+}
+
+class NetPluginStrangers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("BRAID_NET_PLUGIN", BRAID_NCCL_NET_PLUGIN_PATH, 1);
+    setenv("BRAID_SOCKET_IFNAME", "lo", 1);
+    transport::Options o = tcpOptions(1, 1, /*handshakeTimeoutMs=*/300);
+    Status st = transport::createTransport("netplugin", o, &listener_);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    ASSERT_TRUE(transport::createTransport("netplugin", o, &connector_).isOk());
+    ASSERT_TRUE(listener_->listen(0, &handle_, &listen_).isOk());
+    const PluginLibrary* lib = nullptr;
+    ASSERT_TRUE(PluginLibrary::open(BRAID_NCCL_NET_PLUGIN_PATH, &lib).isOk());
+    net_ = &lib->net();
+  }
+  void TearDown() override {
+    for (void* s : strangers_) net_->closeSend(s);
+  }
+
+  // A raw plugin connection to the listener that sends `first` (`size` bytes)
+  // as its first message, as a stranger can. Drives the listener meanwhile.
+  // Unless the sender is genuine, waits until the listener has closed the
+  // connection: the stranger's further sends fail.
+  void strangerSends(const void* first, int size, bool genuine = false) {
+    void* send = nullptr;
+    Deadline deadline(5000);
+    while (!send && !deadline.expired()) {
+      ASSERT_EQ(net_->connect(0, handle_.bytes.data(), &send, nullptr), ncclSuccess);
+      driveAccept();
+    }
+    ASSERT_NE(send, nullptr);
+    strangers_.push_back(send);
+    void* req = nullptr;
+    ASSERT_EQ(net_->isend(send, const_cast<void*>(first), size, 0, nullptr, &req), ncclSuccess);
+    int done = 0;
+    while (!done && !deadline.expired()) {
+      ASSERT_EQ(net_->test(req, &done, nullptr), ncclSuccess);
+      driveAccept();
+    }
+    if (!genuine) expectClosedByListener(send);
+  }
+  // Sends until one fails, driving the listener: it closed the connection.
+  void expectClosedByListener(void* send) {
+    static uint8_t byte = 0;
+    Deadline deadline(5000);
+    while (!deadline.expired()) {
+      driveAccept();
+      void* req = nullptr;
+      if (net_->isend(send, &byte, 1, 0, nullptr, &req) != ncclSuccess) return;
+      int done = 0;
+      while (!done) {
+        if (net_->test(req, &done, nullptr) != ncclSuccess) return;
+        driveAccept();
+      }
+    }
+    FAIL() << "the listener kept the stranger's connection open";
+  }
+  // One accept() on the listener; what it accepts is kept in accepted_.
+  void driveAccept() {
+    std::unique_ptr<transport::RecvComm> r;
+    uint64_t id = 0;
+    ASSERT_TRUE(listener_->accept(*listen_, &r, &id).isOk());
+    if (r) accepted_.push_back(std::move(r));
+  }
+  void acceptNothing() {
+    for (int i = 0; i < 20; ++i) driveAccept();
+    ASSERT_TRUE(accepted_.empty()) << "a stranger was accepted";
+  }
+  // The genuine connector still gets through, and its data too.
+  void genuineStillConnects() {
+    std::unique_ptr<transport::SendComm> s;
+    std::unique_ptr<transport::RecvComm> r;
+    uint64_t id = 0;
+    Status st = transport::testing::connectVia(*connector_, *listener_, *listen_, handle_, 7, &s, &r, &id);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_EQ(id, 7u);
+  }
+
+  std::unique_ptr<transport::Transport> listener_, connector_;
+  std::unique_ptr<transport::ListenComm> listen_;
+  Handle handle_;
+  const ncclNet_v8_t* net_ = nullptr;
+  std::vector<void*> strangers_;
+  std::vector<std::unique_ptr<transport::RecvComm>> accepted_;
+};
+
+TEST_F(NetPluginStrangers, GarbageIsNeverAccepted) {
+  uint8_t garbage[kProofBytes];
+  for (size_t i = 0; i < kProofBytes; ++i) garbage[i] = static_cast<uint8_t>(i * 13 + 5);
+  strangerSends(garbage, kProofBytes);
+  uint8_t big[1000] = {};
+  strangerSends(big, sizeof(big));  // more than a proof: the receive fails
+  strangerSends(garbage, 3);        // less than a proof
+  acceptNothing();
+  genuineStillConnects();
+}
+
+TEST_F(NetPluginStrangers, AProofForAnotherListenerOrReplayedIsRefused) {
+  Handle elsewhere = handle_;
+  elsewhere.bytes[40] ^= 1;
+  uint8_t proof[kProofBytes];
+  ASSERT_TRUE(makeProof(tcpOptions(1, 1).secret, elsewhere, 9, proof).isOk());
+  strangerSends(proof, kProofBytes);
+  acceptNothing();
+  // A valid proof, seen once on the wire, sent again: the first use is
+  // accepted (it was genuine), the replay is not.
+  ASSERT_TRUE(makeProof(tcpOptions(1, 1).secret, handle_, 9, proof).isOk());
+  strangerSends(proof, kProofBytes, /*genuine=*/true);
+  Deadline deadline(5000);
+  while (accepted_.empty() && !deadline.expired()) driveAccept();
+  ASSERT_EQ(accepted_.size(), 1u) << "the genuine proof was not accepted";
+  accepted_.clear();
+  strangerSends(proof, kProofBytes);
+  acceptNothing();
+  genuineStillConnects();
+}
+
+// A stranger that connects and sends nothing holds no slot past the
+// handshake deadline (300 ms here).
+TEST_F(NetPluginStrangers, SilenceIsDroppedAtTheDeadline) {
+  void* send = nullptr;
+  Deadline deadline(5000);
+  while (!send && !deadline.expired()) {
+    ASSERT_EQ(net_->connect(0, handle_.bytes.data(), &send, nullptr), ncclSuccess);
+    acceptNothing();
+  }
+  ASSERT_NE(send, nullptr);
+  strangers_.push_back(send);
+  auto* listener = dynamic_cast<NetPluginListenComm*>(listen_.get());
+  ASSERT_NE(listener, nullptr);
+  while (listener->unproven() == 0 && !deadline.expired()) driveAccept();
+  ASSERT_EQ(listener->unproven(), 1u) << "the plugin never handed the connection over";
+  Deadline past(5000);
+  while (listener->unproven() > 0 && !past.expired()) driveAccept();
+  EXPECT_EQ(listener->unproven(), 0u) << "the silent stranger outlived the 300 ms handshake deadline";
+  EXPECT_TRUE(accepted_.empty()) << "a silent stranger was accepted";
+  expectClosedByListener(send);
+  genuineStillConnects();
+}
+
+}  // namespace
+}  // namespace braid::netplugin
