@@ -38,7 +38,7 @@ Status NetPluginComm::post(void* data, size_t size, uint32_t tag, transport::Req
   // this one waits too.
   if (inFlight_.size() == 1 || inFlight_[inFlight_.size() - 2]->request)
     if (Status st = start(raw); !st.isOk()) {
-      inFlight_.pop_back();
+      forget(raw);  // and its registration, if the plugin made one
       return fail(st);
     }
   *out = raw;
