@@ -230,6 +230,12 @@ TEST_P(Faults, EverySurvivorFailsFastNamingTheCulprit) {
   new (sh) Shared();
   const int victim = victimOf(c);
   setenv("BRAID_TRANSPORT", c.transport, 1);
+#ifdef BRAID_NCCL_NET_PLUGIN_PATH
+  if (std::string(c.transport) == "netplugin") {
+    setenv("BRAID_NET_PLUGIN", BRAID_NCCL_NET_PLUGIN_PATH, 1);
+    setenv("BRAID_SOCKET_IFNAME", "lo", 1);
+  }
+#endif
   setenv("BRAID_HEARTBEAT_MS", std::to_string(kHeartbeatMs).c_str(), 1);
   setenv("BRAID_HEARTBEAT_MISSES", std::to_string(kMisses).c_str(), 1);
   // A forced algorithm keeps op 2 off the shared slots.
@@ -245,7 +251,8 @@ TEST_P(Faults, EverySurvivorFailsFastNamingTheCulprit) {
   o.limitSeconds = 40;
   if (c.kind == Kind::kKill || c.kind == Kind::kKillHub || c.kind == Kind::kStop) o.mayBeKilled = {victim};
   runRanks(o, [&](RankContext& ctx) { rankBody(ctx, c, sh); });
-  for (const char* v : {"BRAID_TRANSPORT", "BRAID_HEARTBEAT_MS", "BRAID_HEARTBEAT_MISSES", "BRAID_ALGO", "BRAID_FAULT_INJECT"})
+  for (const char* v : {"BRAID_TRANSPORT", "BRAID_HEARTBEAT_MS", "BRAID_HEARTBEAT_MISSES", "BRAID_ALGO",
+                        "BRAID_FAULT_INJECT", "BRAID_NET_PLUGIN", "BRAID_SOCKET_IFNAME"})
     unsetenv(v);
 
   // Detection time: from the fault (or, where the fault fires inside op 2,
@@ -279,6 +286,10 @@ std::vector<Case> allCases() {
   // Over UCX (where it is installed), at one size: the fault paths are the
   // communicator's, the transport only has to turn a dead peer into an error.
   for (auto [kind, name] : kinds) cases.push_back({kind, name, 4, "ucx"});
+#ifdef BRAID_NCCL_NET_PLUGIN_PATH
+  // Through an NCCL net plugin (braid's own, over tcp), at one size.
+  for (auto [kind, name] : kinds) cases.push_back({kind, name, 4, "netplugin"});
+#endif
   // Faults of collectives on the shared slots (links play no part there).
   for (auto [kind, name] : kinds)
     if (kind != Kind::kCloseSocket && kind != Kind::kCorruptHeader) {
