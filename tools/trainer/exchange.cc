@@ -18,7 +18,12 @@ Exchange::Exchange(braidComm_t comm, int rank, const Ownership& owners, int batc
       myTables_(static_cast<int>(owners.tablesOf[rank].size())),
       owners_(owners),
       codecs_(codecs) {
+  // By owner, then by the owner's tables in order: table t's block index.
   for (const auto& t : owners.tablesOf) tables_ += static_cast<int>(t.size());
+  blockOf_.resize(tables_);
+  size_t block = 0;
+  for (const auto& t : owners.tablesOf)
+    for (int table : t) blockOf_[table] = block++;
   indexCounts_ = countsFor(pooling_, true);
   forwardCounts_ = countsFor(dim_, false);
   backwardCounts_ = countsFor(dim_, true);
@@ -49,12 +54,7 @@ Exchange::Counts Exchange::countsFor(int width, bool toOwners) const {
 }
 
 size_t Exchange::byOwnerOffset(int table, int width) const {
-  size_t at = 0;
-  int q = owners_.owner(table);
-  for (int p = 0; p < q; ++p) at += owners_.tablesOf[p].size() * static_cast<size_t>(batch_) * width;
-  size_t j = 0;
-  while (owners_.tablesOf[q][j] != table) ++j;
-  return at + j * static_cast<size_t>(batch_) * width;
+  return blockOf_[table] * static_cast<size_t>(batch_) * width;
 }
 
 std::string Exchange::failed(const char* call, braidResult_t rc) const {

@@ -70,6 +70,7 @@ class Exchange {
   Ownership owners_;
   WireCodecs codecs_;
   Counts indexCounts_, forwardCounts_, backwardCounts_;
+  std::vector<size_t> blockOf_;  // [table] -> its block in a by-owner layout
 };
 
 }  // namespace braid::trainer

@@ -23,6 +23,7 @@
 namespace braid::netplugin {
 
 constexpr size_t kProofBytes = 40;
+constexpr int kProofTag = 0;  // the plugin tag of that first message
 
 // A fresh proof (new random nonce) for connecting to `listener`.
 Status makeProof(const transport::Secret& secret, const transport::Handle& listener, uint64_t connectorId,

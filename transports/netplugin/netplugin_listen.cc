@@ -4,12 +4,6 @@
 #include "transports/netplugin/netplugin_comm.h"
 
 namespace braid::netplugin {
-namespace {
-
-constexpr int kProofTag = 0;  // the first message on every connection
-
-}  // namespace
-
 NetPluginListenComm::NetPluginListenComm(const PluginLibrary* lib, void* pluginListen,
                                          const transport::Handle& mine, const transport::Options& options)
     : lib_(lib), listen_(pluginListen), mine_(mine), options_(options) {}

@@ -14,7 +14,6 @@
 namespace braid::netplugin {
 namespace {
 
-constexpr int kProofTag = 0;  // as netplugin_listen.cc
 static_assert(NCCL_NET_HANDLE_MAXSIZE == transport::kHandleBytes);
 
 }  // namespace

@@ -65,13 +65,8 @@ class NetPluginStrangers : public ::testing::Test {
   // connection: the stranger's further sends fail.
   void strangerSends(const void* first, int size, bool genuine = false) {
     void* send = nullptr;
+    ASSERT_NO_FATAL_FAILURE(strangerConnects(&send));
     Deadline deadline(5000);
-    while (!send && !deadline.expired()) {
-      ASSERT_EQ(net_->connect(0, handle_.bytes.data(), &send, nullptr), ncclSuccess);
-      driveAccept();
-    }
-    ASSERT_NE(send, nullptr);
-    strangers_.push_back(send);
     void* req = nullptr;
     ASSERT_EQ(net_->isend(send, const_cast<void*>(first), size, 0, nullptr, &req), ncclSuccess);
     int done = 0;
@@ -96,6 +91,17 @@ class NetPluginStrangers : public ::testing::Test {
       }
     }
     FAIL() << "the listener kept the stranger's connection open";
+  }
+  // A raw plugin connection to the listener, driving the listener meanwhile.
+  void strangerConnects(void** send) {
+    *send = nullptr;
+    Deadline deadline(5000);
+    while (!*send && !deadline.expired()) {
+      ASSERT_EQ(net_->connect(0, handle_.bytes.data(), send, nullptr), ncclSuccess);
+      driveAccept();
+    }
+    ASSERT_NE(*send, nullptr);
+    strangers_.push_back(*send);
   }
   // One accept() on the listener; what it accepts is kept in accepted_.
   void driveAccept() {
@@ -161,13 +167,8 @@ TEST_F(NetPluginStrangers, AProofForAnotherListenerOrReplayedIsRefused) {
 // handshake deadline (300 ms here).
 TEST_F(NetPluginStrangers, SilenceIsDroppedAtTheDeadline) {
   void* send = nullptr;
+  ASSERT_NO_FATAL_FAILURE(strangerConnects(&send));
   Deadline deadline(5000);
-  while (!send && !deadline.expired()) {
-    ASSERT_EQ(net_->connect(0, handle_.bytes.data(), &send, nullptr), ncclSuccess);
-    acceptNothing();
-  }
-  ASSERT_NE(send, nullptr);
-  strangers_.push_back(send);
   auto* listener = dynamic_cast<NetPluginListenComm*>(listen_.get());
   ASSERT_NE(listener, nullptr);
   while (listener->unproven() == 0 && !deadline.expired()) driveAccept();
