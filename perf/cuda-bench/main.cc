@@ -123,7 +123,7 @@ int run(const Options& o) {
   if (s.module == nullptr) return kExitEnvironment;
   if (o.verify) {
     std::printf("# %s\n", s.device.c_str());
-    return verifyAll(*s.module, s.stream) ? 0 : kExitKernelFailed;
+    return verifyAll(*s.module, s.stream, o.kernels) ? 0 : kExitKernelFailed;
   }
   Report report(o.csv);
   if (!report.ok()) {

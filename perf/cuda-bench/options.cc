@@ -58,7 +58,8 @@ std::optional<Options> parseOptions(int argc, const char* const* argv, int* exit
   app.add_option("-s,--sizes", sizes, "Sizes of each kernel's host-typed buffer (K/M/G: powers of 1024)")
       ->delimiter(',')
       ->capture_default_str();
-  app.add_option("-k,--kernels", o.kernels, "Kernels to time besides the copy: reduce divide encode decode")
+  app.add_option("-k,--kernels", o.kernels,
+                 "Kernels to time besides the copy (with --verify: to check): reduce divide encode decode")
       ->delimiter(',')
       ->check(CLI::IsMember(kKernels))
       ->capture_default_str();

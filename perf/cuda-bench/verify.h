@@ -65,7 +65,9 @@ bool fromDevice(VerifyLog& log, cudaStream_t s, std::vector<uint8_t>& dst, const
 // Whether the element of `type` at p is a NaN (integers never are).
 bool isNanOf(const uint8_t* p, DataType type);
 
-bool verifyAll(const kernels::DeviceModule& m, cudaStream_t stream);
+// kernels: which of reduce, divide, encode, decode to check (encode and
+// decode are checked together: a codec's decode reads the CPU's wire).
+bool verifyAll(const kernels::DeviceModule& m, cudaStream_t stream, const std::vector<std::string>& kernels);
 void verifyCodecs(const kernels::DeviceModule& m, cudaStream_t stream, VerifyLog& log);
 
 template <class Excused, class IsNan>
