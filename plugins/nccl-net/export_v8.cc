@@ -210,14 +210,6 @@ ncclResult_t closeListen(void* listenComm) {
   return ncclSuccess;
 }
 
-ncclResult_t getDeviceMr(void*, void*, void**) {
-  return misuse("getDeviceMr", "device offload is not supported (the devices say NCCL_NET_DEVICE_HOST)");
-}
-
-ncclResult_t irecvConsumed(void*, int, void*) {
-  return misuse("irecvConsumed", "device offload is not supported (the devices say NCCL_NET_DEVICE_HOST)");
-}
-
 }  // namespace
 }  // namespace braid::ncclnet
 
@@ -239,6 +231,10 @@ extern "C" __attribute__((visibility("default"))) const ncclNet_v8_t ncclNetPlug
     braid::ncclnet::closeSend,
     braid::ncclnet::closeRecv,
     braid::ncclnet::closeListen,
-    braid::ncclnet::getDeviceMr,
-    braid::ncclnet::irecvConsumed,
+    // Device offload (NCCL_NET_DEVICE_HOST only): no getDeviceMr and no
+    // irecvConsumed, as NCCL's own Socket transport. NCCL calls irecvConsumed
+    // after every completed receive whenever the entry is set (NCCL 2.28.9 on
+    // an H200 failed its first all-reduce on the refusal that stood here).
+    nullptr,
+    nullptr,
 };

@@ -379,9 +379,9 @@ TEST_P(NcclNetPlugin, RefusesMisuseAndChangesNothing) {
   int sizes[2] = {128, 128}, tags[2] = {kTag, kTag};
   EXPECT_EQ(net_->irecv(link.recv, 2, bufs, sizes, tags, nullptr, &req), ncclInternalError);
   EXPECT_NE(lastWarning().find("maxRecvs = 1"), std::string::npos) << lastWarning();
-  void* devMr = nullptr;
-  EXPECT_EQ(net_->getDeviceMr(link.send, mr, &devMr), ncclInternalError);
-  EXPECT_EQ(net_->irecvConsumed(link.recv, 1, nullptr), ncclInternalError);
+  // No device offload: NCCL calls these whenever they are set, so they are not.
+  EXPECT_EQ(net_->getDeviceMr, nullptr);
+  EXPECT_EQ(net_->irecvConsumed, nullptr);
   void* listen = nullptr;
   char handle[NCCL_NET_HANDLE_MAXSIZE];
   EXPECT_NE(net_->listen(5, handle, &listen), ncclSuccess);

@@ -77,6 +77,13 @@ Status PluginLibrary::open(const std::string& spec, const PluginLibrary** out) {
   if (!net)
     return notSupported("netplugin: " + file +
                         " has no ncclNetPlugin_v8 (braid loads NCCL's net plugin API v8)");
+  // getDeviceMr and irecvConsumed may be null (no device offload, as NCCL's
+  // Socket); braid calls neither, but every entry below it calls.
+  const bool complete = net->name && net->init && net->devices && net->getProperties && net->listen &&
+                        net->connect && net->accept && net->regMr && net->deregMr && net->isend &&
+                        net->irecv && net->test && net->closeSend && net->closeRecv && net->closeListen;
+  if (!complete)
+    return notSupported("netplugin: " + file + "'s ncclNetPlugin_v8 leaves an entry braid calls null");
   BRAID_RETURN_IF_ERROR(statusOf(net->init(logFromPlugin), "init").prefix(file));
   auto library =
       std::unique_ptr<PluginLibrary>(new PluginLibrary(net, std::string(net->name) + " (" + file + ")"));
