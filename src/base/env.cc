@@ -34,18 +34,26 @@ const std::vector<Variable>& all() {
        "Default: first non-loopback interface that is up, else loopback."},
       {"BRAID_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for interface selection."},
       {"BRAID_TRANSPORT", "",
-       "Force the transport for every pair (tcp, shm, ucx). Default: shm between ranks of one host, tcp "
-       "across hosts."},
+       "Force the transport for every pair (tcp, shm, ucx, netplugin, ibverbs). Default: shm between ranks "
+       "of one host, tcp across hosts."},
       {"BRAID_NET", "tcp",
        "The transport between ranks of different hosts: tcp, ucx (UCX picks the fabric: InfiniBand, RoCE, "
-       "TCP), or netplugin (an NCCL net plugin, BRAID_NET_PLUGIN). Ranks of one host still use shm. Must be "
-       "the same on every rank."},
+       "TCP), netplugin (an NCCL net plugin, BRAID_NET_PLUGIN) or ibverbs (RDMA on InfiniBand or RoCE "
+       "ports). Ranks of one host still use shm. Must be the same on every rank."},
       {"BRAID_NET_PLUGIN", "",
        "The NCCL net plugin the netplugin transport loads: a path, or N for libnccl-net-N.so on the library "
        "path (as NCCL_NET_PLUGIN), e.g. braid or aws-ofi-nccl's. Its own variables steer it."},
       {"BRAID_NCCL_NET", "tcp",
        "The transport libnccl-net-braid.so (braid's NCCL net plugin) carries NCCL's traffic over: tcp or "
        "ucx."},
+      {"BRAID_IB_HCA", "",
+       "ibverbs: the RDMA ports to use, comma-separated device names or device:port (as NCCL_IB_HCA without "
+       "its prefixes). Default: every active port."},
+      {"BRAID_IB_GID_INDEX", "",
+       "ibverbs on RoCE: the GID table entry to address by. Default: 3 where it is set (RoCE v2 over IPv4 on "
+       "the usual tables), else 0."},
+      {"BRAID_IB_LIBRARY", "libibverbs.so.1",
+       "The verbs library the ibverbs transport opens (a path, for an rdma-core other than the system's)."},
       {"BRAID_UCX_LIBRARY", "libucp.so.0",
        "The UCX library the ucx transport opens (a path, for a UCX other than the system's). UCX's own "
        "UCX_* variables (UCX_TLS, UCX_NET_DEVICES, ...) choose what it runs over."},

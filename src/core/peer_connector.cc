@@ -11,10 +11,10 @@ namespace braid::core {
 namespace {
 
 // The transports a rank may use, in the order of their slot in the exchanged
-// handle table. ucx and netplugin are made only when BRAID_NET or
+// handle table. ucx, netplugin and ibverbs are made only when BRAID_NET or
 // BRAID_TRANSPORT names them.
-const char* const kCandidates[] = {"tcp", "shm", "ucx", "netplugin"};
-constexpr int kNumCandidates = 4;
+const char* const kCandidates[] = {"tcp", "shm", "ucx", "netplugin", "ibverbs"};
+constexpr int kNumCandidates = 5;
 
 int slotOf(const std::string& name) {
   for (int i = 0; i < kNumCandidates; ++i)
@@ -43,7 +43,7 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
   const int netSlot = slotOf(network);
   if (netSlot < 0 || network == "shm")
     return invalidArgument("BRAID_NET='" + network +
-                           "': expected tcp, ucx or netplugin (the transport between hosts)");
+                           "': expected tcp, ucx, netplugin or ibverbs (the transport between hosts)");
   std::vector<int> slotFor(s.nranks, netSlot);
   if (!s.forcedTransport.empty()) {
     int slot = slotOf(s.forcedTransport);

@@ -2,9 +2,10 @@
 # Installs the Debian 12 packages braid's build, tests and demo need, and only
 # those that are missing (so a second run costs nothing). Needs root or sudo.
 set -euo pipefail
-# libucx-dev: the UCX transport's headers (UCX itself is loaded at run time).
+# libucx-dev, libibverbs-dev: the UCX and ibverbs transports' headers (UCX and
+# libibverbs themselves are loaded at run time).
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev libcli11-dev libhwloc-dev
-          nlohmann-json3-dev iproute2 libucx-dev)
+          nlohmann-json3-dev iproute2 libucx-dev libibverbs-dev)
 [ "${BRAID_WITH_ANCHORS:-0}" = 1 ] && packages+=(openmpi-bin libopenmpi-dev)
 # The sanitizer and fuzzing phases of CI (.ci/run): clang with its sanitizer
 # and libFuzzer runtimes, llvm-symbolizer for readable reports, clang-format.

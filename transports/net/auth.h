@@ -23,7 +23,7 @@
 
 namespace braid::net {
 
-enum class Purpose : uint16_t { kBootstrap = 1, kTcpData = 2, kUcxData = 3, kNetPluginData = 4 };
+enum class Purpose : uint16_t { kBootstrap = 1, kTcpData = 2, kUcxData = 3, kNetPluginData = 4, kIbData = 5 };
 
 // Where a handshake's bytes travel: a socket (the fd overloads below wrap
 // one), or a transport's own byte stream (the UCX transport's stream API).

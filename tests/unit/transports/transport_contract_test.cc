@@ -1,6 +1,6 @@
-// What transport.h promises, checked on every transport that reaches peers by
-// IP address (tcp with one and with four sockets a connection, ucx, and an
-// NCCL net plugin through netplugin): both ends
+// What transport.h promises, checked on every transport that reaches peers
+// across hosts (tcp with one and with four sockets a connection, ucx, an NCCL
+// net plugin through netplugin, and ibverbs): both ends
 // in this process, driven from one thread as the executor drives them. What
 // only one transport does is tested in its own file.
 #include <gtest/gtest.h>
@@ -28,17 +28,26 @@ Options optionsFor(const Flavour& f, uint8_t secretSeed = 1) {
   return testing::tcpOptions(f.nSocks, secretSeed);
 }
 
-// netplugin runs over braid's own NCCL plugin (which runs over tcp on lo).
+// netplugin runs over braid's own NCCL plugin (which runs over tcp on lo);
+// ibverbs over the tests' in-process RDMA fabric (fake_verbs/), as this
+// machine has no RDMA device.
 void prepareFor(const Flavour& f) {
-  if (std::string(f.transport) != "netplugin") return;
+  const std::string name = f.transport;
 #ifdef BRAID_NCCL_NET_PLUGIN_PATH
-  setenv("BRAID_NET_PLUGIN", BRAID_NCCL_NET_PLUGIN_PATH, 1);
-  setenv("BRAID_SOCKET_IFNAME", "lo", 1);
+  if (name == "netplugin") {
+    setenv("BRAID_NET_PLUGIN", BRAID_NCCL_NET_PLUGIN_PATH, 1);
+    setenv("BRAID_SOCKET_IFNAME", "lo", 1);
+  }
 #endif
+#ifdef BRAID_FAKE_VERBS_PATH
+  if (name == "ibverbs") setenv("BRAID_IB_LIBRARY", BRAID_FAKE_VERBS_PATH, 1);
+#endif
+  (void)name;
 }
 
 // Creates the flavour's transport, or skips saying why it cannot run here
-// (ucx without UCX: NotSupported; netplugin without the plugin built).
+// (ucx without UCX: NotSupported; netplugin without the plugin built; ibverbs
+// without an RDMA device or the fake fabric).
 #define CREATE_OR_SKIP(flavour, options, out)                                                    \
   do {                                                                                           \
     prepareFor(flavour);                                                                         \
@@ -195,7 +204,8 @@ TEST_P(Contract, WrongSecretNeverConnects) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, Contract,
                          ::testing::Values(Flavour{"tcp_1sock", "tcp", 1}, Flavour{"tcp_4socks", "tcp", 4},
-                                           Flavour{"ucx", "ucx", 0}, Flavour{"netplugin", "netplugin", 0}),
+                                           Flavour{"ucx", "ucx", 0}, Flavour{"netplugin", "netplugin", 0},
+                                           Flavour{"ibverbs", "ibverbs", 0}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -1,0 +1,103 @@
+#include "transports/ibverbs/ib_transport.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "base/log.h"
+#include "transports/ibverbs/ib_listen.h"
+#include "transports/net/address_handle.h"
+#include "transports/registry.h"
+
+namespace braid::ibverbs {
+
+Status IbTransport::create(const transport::Options& options, std::unique_ptr<transport::Transport>* out) {
+  if (options.handshakeTimeoutMs <= 0) return invalidArgument("ibverbs: handshake timeout must be positive");
+  std::string whyNot;
+  const VerbsApi* api = loadVerbs(&whyNot);
+  if (api == nullptr) return notSupported("ibverbs: " + whyNot);
+  std::vector<IbPort> ports;
+  BRAID_RETURN_IF_ERROR(findPorts(*api, &ports));
+  if (ports.empty())
+    return notSupported("ibverbs: no active RDMA port (" + api->library +
+                        " lists no device with an active port" + " that BRAID_IB_HCA lets in)");
+  std::vector<net::Interface> interfaces;
+  BRAID_RETURN_IF_ERROR(net::findInterfaces(options.ifname, AF_UNSPEC, &interfaces));
+  if (interfaces.empty())
+    return notSupported("ibverbs: no network interface for the side channel matches BRAID_SOCKET_IFNAME='" +
+                        options.ifname + "'");
+  out->reset(new IbTransport(options, *api, std::move(ports), interfaces.front()));
+  return Status::ok();
+}
+
+Status IbTransport::checkDevice(int dev) const {
+  if (dev < 0 || dev >= deviceCount())
+    return invalidArgument("ibverbs: device " + std::to_string(dev) + " out of range (" +
+                           std::to_string(deviceCount()) + " ports)");
+  return Status::ok();
+}
+
+Status IbTransport::deviceProperties(int dev, transport::DeviceProperties* props) const {
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  describePort(ports_[dev], props);
+  return Status::ok();
+}
+
+Status IbTransport::listen(int dev, transport::Handle* handle,
+                           std::unique_ptr<transport::ListenComm>* listenComm) {
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  net::Fd fd;
+  net::SocketAddress bound;
+  BRAID_RETURN_IF_ERROR(net::listenOn(side_.address, 512, &fd, &bound));
+  net::packAddressHandle(kHandleMagic, kHandleVersion, bound, handle);
+  *listenComm = std::make_unique<IbListenComm>(std::move(fd), bound, api_, ports_[dev], options_);
+  BRAID_INFO("ibverbs: listening on %s for connections to %s", bound.toString().c_str(),
+             ports_[dev].name.c_str());
+  return Status::ok();
+}
+
+Status IbTransport::connect(int dev, const transport::Handle& handle, uint64_t connectorId,
+                            std::unique_ptr<transport::SendComm>* sendComm) {
+  sendComm->reset();
+  BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  auto it = std::find_if(connects_.begin(), connects_.end(),
+                         [&](const auto& c) { return c->matches(handle, connectorId); });
+  if (it == connects_.end()) {
+    net::SocketAddress address;
+    if (!net::unpackAddressHandle(kHandleMagic, kHandleVersion, handle, &address))
+      return invalidArgument("ibverbs connect: the handle was not made by an ibverbs listen()");
+    connects_.push_back(
+        std::make_unique<IbConnect>(handle, connectorId, address, api_, ports_[dev], options_));
+    it = connects_.end() - 1;
+  }
+  std::unique_ptr<IbSendComm> comm;
+  Status st = (*it)->step(&comm);
+  if (st.isOk() && !comm) return Status::ok();
+  connects_.erase(it);
+  BRAID_RETURN_IF_ERROR(st);
+  *sendComm = std::move(comm);
+  return Status::ok();
+}
+
+Status IbTransport::accept(transport::ListenComm& listenComm, std::unique_ptr<transport::RecvComm>* recvComm,
+                           uint64_t* connectorId) {
+  auto* listener = dynamic_cast<IbListenComm*>(&listenComm);
+  if (!listener)
+    return invalidArgument("ibverbs accept: the listen comm does not belong to the ibverbs transport");
+  return listener->accept(recvComm, connectorId);
+}
+
+Status IbTransport::test(transport::Request* req, bool* done, size_t* size) {
+  if (!req) return invalidArgument("ibverbs test: null request");
+  auto* r = static_cast<IbRequest*>(req);
+  return r->comm->test(r, done, size);
+}
+
+Status IbTransport::wait(int timeoutMs) {
+  (void)timeoutMs;
+  std::this_thread::yield();
+  return Status::ok();
+}
+
+BRAID_REGISTER_TRANSPORT(ibverbs, IbTransport::create);
+
+}  // namespace braid::ibverbs
