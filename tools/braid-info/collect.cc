@@ -38,7 +38,11 @@ Json build(const std::vector<std::string>& transports) {
   // The CUDA module is opened at run time, so say what this process found.
   parts["cuda"] = kernels::deviceModule() != nullptr ? std::string("yes (libbraid-cuda.so, a device is present)")
                                                      : "no: " + kernels::deviceUnavailableReason();
+#ifdef BRAID_INFO_NCCL_NET_PLUGIN
+  parts["nccl net plugin"] = "yes (" BRAID_INFO_NCCL_NET_PLUGIN ", for NCCL_NET_PLUGIN=braid)";
+#else
   parts["nccl net plugin"] = "not built";
+#endif
   b["parts"] = parts;
   return b;
 }
