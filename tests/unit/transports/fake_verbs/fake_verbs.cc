@@ -1,7 +1,8 @@
-// A test-only libibverbs: the verbs transport's unit tests dlopen this library
-// instead of libibverbs.so.1 and get one in-process RDMA fabric (see
-// fake_fabric.h) with a single device, so both ends of a connection run on a
-// machine without RDMA. Only the functions the transport looks up are here.
+// A test-only libibverbs: the verbs transport's tests dlopen this library
+// instead of libibverbs.so.1 and get one RDMA fabric (see fake_fabric.h) with
+// a single device, in-process or shared by processes, so both ends of a
+// connection run on a machine without RDMA. Only the functions the transport
+// looks up are here.
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -45,12 +46,20 @@ int deviceCount() {
   return configured && std::strcmp(configured, "0") == 0 ? 0 : 1;
 }
 
-uint32_t nextQpNum() {
-  uint32_t& next = fabric().nextQpNum;
-  const uint32_t qpNum = next;
-  next = next % 0xFFFFFF + 1;  // QP numbers are 24-bit and never 0
-  return qpNum;
+// QP numbers and keys name their record's slot in their low bits, and a
+// sequence above them keeps a reused slot from answering to an old name.
+uint32_t nextSeq(uint32_t* seq, uint32_t limit) {
+  *seq = *seq % limit + 1;
+  return *seq;
 }
+
+uint32_t makeQpNum(Shared& s, uint32_t slot) {
+  return nextSeq(&s.qpSeq, 0xFFFF) * kMaxQps + slot;  // 24-bit and never 0
+}
+
+// Different ranges, so a caller that mixes up the keys or a key with a QP
+// number names nothing: lkeys from 0x1000 below 2^31, rkeys above.
+uint32_t makeLkey(Shared& s, uint32_t slot) { return nextSeq(&s.keySeq, 0x7FFFF) * kMaxMrs + slot; }
 
 bool isSane(const ibv_qp_init_attr& init) {
   const ibv_qp_cap& cap = init.cap;
@@ -69,15 +78,15 @@ std::optional<int> requiredMask(ibv_qp_state from, ibv_qp_state to) {
 }
 
 // The fabric has one port, so the only reachable lid is its own.
-bool isValidPath(const ibv_qp_attr& attr) {
-  return attr.ah_attr.dlid == kPortLid && findQp(attr.dest_qp_num) != nullptr;
+bool isValidPath(Fabric& f, const ibv_qp_attr& attr) {
+  return attr.ah_attr.dlid == kPortLid && findQp(f, attr.dest_qp_num) != nullptr;
 }
 
-void enterState(FakeQp& qp, const ibv_qp_attr& attr) {
-  if (attr.qp_state == IBV_QPS_ERR) return moveToError(qp);
+void enterState(Fabric& f, QpRecord& qp, const ibv_qp_attr& attr) {
+  if (attr.qp_state == IBV_QPS_ERR) return moveToError(f, qp);
   if (attr.qp_state == IBV_QPS_RESET) return moveToReset(qp);
   if (attr.qp_state == IBV_QPS_RTR) qp.destQpNum = attr.dest_qp_num;
-  qp.qp.state = attr.qp_state;
+  qp.state = attr.qp_state;
 }
 
 }  // namespace
@@ -85,8 +94,10 @@ void enterState(FakeQp& qp, const ibv_qp_attr& attr) {
 
 using namespace braid::fake_verbs;
 
+// Opens the fabric (see fake_fabric.h): nullptr with errno set when it cannot.
 BRAID_FAKE_VERBS_EXPORT ibv_device** ibv_get_device_list(int* numDevices) {
   const int count = deviceCount();
+  if (count > 0 && !tryFabric()) return nullptr;
   if (numDevices) *numDevices = count;
   ibv_device** list = new ibv_device*[count + 1]();
   if (count == 1) list[0] = &gDevice;
@@ -101,6 +112,7 @@ BRAID_FAKE_VERBS_EXPORT const char* ibv_get_device_name(ibv_device* device) {
 
 BRAID_FAKE_VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
   if (device != &gDevice) return errno = ENODEV, nullptr;
+  if (!tryFabric()) return errno = ENODEV, nullptr;
   FakeContext* context = new FakeContext{};
   ibv_context& verbs = context->context;
   verbs.device = device;
@@ -115,7 +127,7 @@ BRAID_FAKE_VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
 }
 
 BRAID_FAKE_VERBS_EXPORT int ibv_close_device(ibv_context* verbs) {
-  std::lock_guard lock(fabric().mutex);
+  Lock lock;
   FakeContext* context = fake<FakeContext>(verbs);
   if (context->pds > 0 || context->cqs > 0) return EBUSY;
   delete context;
@@ -128,12 +140,12 @@ BRAID_FAKE_VERBS_EXPORT int ibv_query_device(ibv_context* context, ibv_device_at
   std::strcpy(attr->fw_ver, "fake");
   attr->max_mr_size = UINT64_MAX;
   attr->page_size_cap = 4096;
-  attr->max_qp = 1 << 16;
+  attr->max_qp = kMaxQps;
   attr->max_qp_wr = kMaxQpWr;
   attr->max_sge = kMaxSge;
-  attr->max_cq = 1 << 16;
+  attr->max_cq = kMaxCqs;
   attr->max_cqe = kMaxCqe;
-  attr->max_mr = 1 << 20;
+  attr->max_mr = kMaxMrs;
   attr->max_pd = 1 << 16;
   attr->max_qp_rd_atom = 16;
   attr->max_qp_init_rd_atom = 16;
@@ -171,16 +183,16 @@ BRAID_FAKE_VERBS_EXPORT int ibv_query_gid(ibv_context* context, uint8_t port, in
 
 BRAID_FAKE_VERBS_EXPORT ibv_pd* ibv_alloc_pd(ibv_context* context) {
   if (!context) return errno = EINVAL, nullptr;
-  std::lock_guard lock(fabric().mutex);
+  Lock lock;
   FakePd* pd = new FakePd{};
   pd->pd.context = context;
-  pd->pd.handle = fabric().nextHandle++;
+  pd->pd.handle = lock.fabric().shared->nextHandle++;
   ++fake<FakeContext>(context)->pds;
   return &pd->pd;
 }
 
 BRAID_FAKE_VERBS_EXPORT int ibv_dealloc_pd(ibv_pd* verbs) {
-  std::lock_guard lock(fabric().mutex);
+  Lock lock;
   FakePd* pd = fake<FakePd>(verbs);
   if (pd->mrs > 0 || pd->qps > 0) return EBUSY;
   --fake<FakeContext>(verbs->context)->pds;
@@ -193,25 +205,29 @@ BRAID_FAKE_VERBS_EXPORT ibv_mr* ibv_reg_mr(ibv_pd* pd, void* addr, size_t length
   const bool rangeIsSane = length == 0 || (addr && reinterpret_cast<uintptr_t>(addr) <= UINTPTR_MAX - length);
   const bool accessIsSane = !(access & IBV_ACCESS_REMOTE_WRITE) || (access & IBV_ACCESS_LOCAL_WRITE);
   if (!pd || !rangeIsSane || !accessIsSane) return errno = EINVAL, nullptr;
-  std::lock_guard lock(fabric().mutex);
-  Fabric& f = fabric();
+  Lock lock;
+  Fabric& f = lock.fabric();
+  Shared& s = *f.shared;
+  const int slot = allocMrSlot(f);
+  if (slot < 0) return errno = ENOMEM, nullptr;
+  const uint32_t lkey = makeLkey(s, static_cast<uint32_t>(slot));
+  const uint32_t rkey = lkey | 0x80000000u;
+  MrRecord& record = s.mrs[slot];
+  record = {1, f.self, lkey, rkey, pd->handle, access, reinterpret_cast<uintptr_t>(addr), length};
   FakeMr* mr = new FakeMr{};
-  mr->mr = {pd->context, pd, addr, length, f.nextHandle++, f.nextLkey++, f.nextRkey++};
-  mr->access = access;
-  f.mrsByLkey[mr->mr.lkey] = mr;
-  f.mrsByRkey[mr->mr.rkey] = mr;
+  mr->mr = {pd->context, pd, addr, length, s.nextHandle++, lkey, rkey};
+  mr->slot = static_cast<uint32_t>(slot);
   ++fake<FakePd>(pd)->mrs;
   return &mr->mr;
 }
 
 BRAID_FAKE_VERBS_EXPORT int ibv_dereg_mr(ibv_mr* verbs) {
   if (!verbs) return EINVAL;
-  std::lock_guard lock(fabric().mutex);
-  Fabric& f = fabric();
-  auto found = f.mrsByLkey.find(verbs->lkey);
-  if (found == f.mrsByLkey.end() || &found->second->mr != verbs) return EINVAL;
-  f.mrsByLkey.erase(found);
-  f.mrsByRkey.erase(verbs->rkey);
+  Lock lock;
+  Fabric& f = lock.fabric();
+  MrRecord* record = findMrByLkey(f, verbs->lkey);
+  if (!record || record->owner != f.self || fake<FakeMr>(verbs)->slot != verbs->lkey % kMaxMrs) return EINVAL;
+  *record = {};
   --fake<FakePd>(verbs->pd)->mrs;
   delete fake<FakeMr>(verbs);
   return 0;
@@ -220,20 +236,33 @@ BRAID_FAKE_VERBS_EXPORT int ibv_dereg_mr(ibv_mr* verbs) {
 BRAID_FAKE_VERBS_EXPORT ibv_cq* ibv_create_cq(ibv_context* context, int cqe, void* cqContext,
                                               ibv_comp_channel* channel, int compVector) {
   if (!context || cqe <= 0 || cqe > kMaxCqe || channel || compVector != 0) return errno = EINVAL, nullptr;
-  std::lock_guard lock(fabric().mutex);
+  Lock lock;
+  Fabric& f = lock.fabric();
+  Shared& s = *f.shared;
+  const int slot = allocCqSlot(f);
+  if (slot < 0) return errno = ENOMEM, nullptr;
+  CqRecord& record = s.cqs[slot];
+  if (!allocRing(f, &record.completions, static_cast<uint32_t>(cqe), sizeof(ibv_wc)))
+    return errno = ENOMEM, nullptr;
+  record.inUse = 1;
+  record.owner = f.self;
+  record.id = s.nextCqId++;
+  record.overrun = 0;
   FakeCq* cq = new FakeCq{};
   cq->cq.context = context;
   cq->cq.cq_context = cqContext;
-  cq->cq.handle = fabric().nextHandle++;
+  cq->cq.handle = s.nextHandle++;
   cq->cq.cqe = cqe;
+  cq->slot = static_cast<uint32_t>(slot);
   ++fake<FakeContext>(context)->cqs;
   return &cq->cq;
 }
 
 BRAID_FAKE_VERBS_EXPORT int ibv_destroy_cq(ibv_cq* verbs) {
-  std::lock_guard lock(fabric().mutex);
+  Lock lock;
   FakeCq* cq = fake<FakeCq>(verbs);
   if (cq->qps > 0) return EBUSY;
+  freeCq(lock.fabric(), cq->slot);
   --fake<FakeContext>(verbs->context)->cqs;
   delete cq;
   return 0;
@@ -243,21 +272,40 @@ BRAID_FAKE_VERBS_EXPORT int ibv_destroy_cq(ibv_cq* verbs) {
 // full inline size, as hardware tends to round it up.
 BRAID_FAKE_VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* init) {
   if (!pd || !init || !isSane(*init)) return errno = EINVAL, nullptr;
-  std::lock_guard lock(fabric().mutex);
+  Lock lock;
+  Fabric& f = lock.fabric();
+  Shared& s = *f.shared;
+  const int slot = allocQpSlot(f);
+  if (slot < 0) return errno = ENOMEM, nullptr;
+  QpRecord& record = s.qps[slot];
+  if (!allocRing(f, &record.sends, init->cap.max_send_wr, sizeof(SendWork))) return errno = ENOMEM, nullptr;
+  if (!allocRing(f, &record.recvs, init->cap.max_recv_wr, sizeof(RecvWork))) {
+    freeRing(f, &record.sends);
+    return errno = ENOMEM, nullptr;
+  }
   init->cap.max_inline_data = kMaxInlineBytes;
+  record.inUse = 1;
+  record.owner = f.self;
+  record.qpNum = makeQpNum(s, static_cast<uint32_t>(slot));
+  record.pdHandle = pd->handle;
+  record.sendCq = fake<FakeCq>(init->send_cq)->slot;
+  record.recvCq = fake<FakeCq>(init->recv_cq)->slot;
+  record.state = IBV_QPS_RESET;
+  record.signalAll = init->sq_sig_all != 0;
+  record.destQpNum = 0;
+  record.cap = init->cap;
   FakeQp* qp = new FakeQp{};
   qp->qp.context = pd->context;
   qp->qp.qp_context = init->qp_context;
   qp->qp.pd = pd;
   qp->qp.send_cq = init->send_cq;
   qp->qp.recv_cq = init->recv_cq;
-  qp->qp.handle = fabric().nextHandle++;
-  qp->qp.qp_num = nextQpNum();
+  qp->qp.handle = s.nextHandle++;
+  qp->qp.qp_num = record.qpNum;
   qp->qp.state = IBV_QPS_RESET;
   qp->qp.qp_type = IBV_QPT_RC;
-  qp->cap = init->cap;
-  qp->signalAll = init->sq_sig_all != 0;
-  fabric().qpsByNum[qp->qp.qp_num] = qp;
+  qp->slot = static_cast<uint32_t>(slot);
+  f.localQps[slot] = qp;
   ++fake<FakePd>(pd)->qps;
   ++fake<FakeCq>(init->send_cq)->qps;
   ++fake<FakeCq>(init->recv_cq)->qps;
@@ -266,21 +314,24 @@ BRAID_FAKE_VERBS_EXPORT ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* init
 
 BRAID_FAKE_VERBS_EXPORT int ibv_modify_qp(ibv_qp* verbs, ibv_qp_attr* attr, int mask) {
   if (!verbs || !attr || !(mask & IBV_QP_STATE)) return EINVAL;
-  std::lock_guard lock(fabric().mutex);
-  FakeQp& qp = *fake<FakeQp>(verbs);
-  const std::optional<int> required = requiredMask(qp.qp.state, attr->qp_state);
+  Lock lock;
+  Fabric& f = lock.fabric();
+  QpRecord& qp = f.shared->qps[fake<FakeQp>(verbs)->slot];
+  const std::optional<int> required = requiredMask(qp.state, attr->qp_state);
   if (!required || (mask & *required) != *required) return EINVAL;
-  if (attr->qp_state == IBV_QPS_RTR && !isValidPath(*attr)) return EINVAL;
-  enterState(qp, *attr);
+  if (attr->qp_state == IBV_QPS_RTR && !isValidPath(f, *attr)) return EINVAL;
+  enterState(f, qp, *attr);
   return 0;
 }
 
 // Queued sends vanish without completions, as on hardware.
 BRAID_FAKE_VERBS_EXPORT int ibv_destroy_qp(ibv_qp* verbs) {
   if (!verbs) return EINVAL;
-  std::lock_guard lock(fabric().mutex);
-  if (findQp(verbs->qp_num) != fake<FakeQp>(verbs)) return EINVAL;
-  fabric().qpsByNum.erase(verbs->qp_num);
+  Lock lock;
+  Fabric& f = lock.fabric();
+  const uint32_t slot = verbs->qp_num % kMaxQps;
+  if (findQp(f, verbs->qp_num) == nullptr || f.localQps[slot] != fake<FakeQp>(verbs)) return EINVAL;
+  freeQp(f, slot);
   --fake<FakePd>(verbs->pd)->qps;
   --fake<FakeCq>(verbs->send_cq)->qps;
   --fake<FakeCq>(verbs->recv_cq)->qps;

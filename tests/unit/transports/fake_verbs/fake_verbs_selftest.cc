@@ -1,15 +1,23 @@
 // The fake libibverbs behaves as the verbs transport's tests assume: RC
 // connections between two QPs in one process, completions only when a CQ is
 // polled, and the errors real hardware reports for the mistakes a transport
-// can make. It is reached the way the transport reaches it: dlopen and dlsym.
+// can make; and, with BRAID_FAKE_VERBS_FABRIC set, the same between
+// processes. It is reached the way the transport reaches it: dlopen and dlsym.
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -354,6 +362,356 @@ TEST(FakeVerbsDevices, CanBeConfiguredAway) {
   EXPECT_EQ(count, 0);
   EXPECT_EQ(list[0], nullptr);
   verbs().freeDeviceList(list);
+}
+
+// The shared fabric. Each case runs its processes as forked children of the
+// test process, which never sets BRAID_FAKE_VERBS_FABRIC itself: the library
+// forgets its fabric in a forked child, so a child that sets the variable
+// opens the shared one even when the test process used the library in-process.
+// Every child has an alarm and every wait a deadline, so a hang fails fast.
+
+constexpr int kChildSeconds = 30;
+constexpr size_t kRegions = 3;  // what is sent, where a SEND lands, where a write lands
+
+std::string freshFabricName() {
+  static int made = 0;
+  return "/braid-fake-verbs-selftest-" + std::to_string(getpid()) + "-" + std::to_string(++made);
+}
+
+// Runs body in a forked child that names the fabric; it exits 0 when no
+// expectation failed.
+template <typename Body>
+pid_t spawn(const std::string& fabricName, Body body) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  alarm(kChildSeconds);
+  setenv("BRAID_FAKE_VERBS_FABRIC", fabricName.c_str(), 1);
+  body();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(::testing::Test::HasFailure() ? 1 : 0);
+}
+
+// The child's exit status, or -1 after killing one that overstayed.
+int awaitChild(pid_t pid, int seconds = kChildSeconds + 5) {
+  if (pid < 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// One direction of a pipe between two children; each keeps the end it uses.
+struct Pipe {
+  int fds[2] = {-1, -1};
+  Pipe() { EXPECT_EQ(pipe(fds), 0); }
+  ~Pipe() { closeBoth(); }
+  void closeBoth() {
+    for (int& fd : fds) {
+      if (fd >= 0) close(fd);
+      fd = -1;
+    }
+  }
+  template <typename T>
+  bool put(const T& value) {
+    return write(fds[1], &value, sizeof(value)) == static_cast<ssize_t>(sizeof(value));
+  }
+  template <typename T>
+  bool get(T* value) {
+    return read(fds[0], value, sizeof(*value)) == static_cast<ssize_t>(sizeof(*value));
+  }
+};
+
+// What a peer needs to reach this end.
+struct Address {
+  uint32_t qpNum = 0;
+  uint32_t rkey = 0;
+  uint64_t writeRegion = 0;
+};
+
+uint8_t pattern(int side, size_t i) { return static_cast<uint8_t>(side * 131 + i * 7 + i / 251); }
+
+// One process's end of a connection: device, PD, one MR over three regions,
+// one CQ and one QP, moved to INIT.
+struct Endpoint {
+  ibv_context* context = nullptr;
+  ibv_pd* pd = nullptr;
+  ibv_mr* mr = nullptr;
+  ibv_cq* cq = nullptr;
+  ibv_qp* qp = nullptr;
+  std::vector<uint8_t> buffer = std::vector<uint8_t>(kRegions * kMaxMessageBytes, 0);
+
+  uint8_t* region(size_t i) { return buffer.data() + i * kMaxMessageBytes; }
+  uint64_t address(size_t i) { return reinterpret_cast<uintptr_t>(region(i)); }
+
+  bool open() {
+    int count = 0;
+    ibv_device** list = verbs().getDeviceList(&count);
+    if (!list || count != 1) return ADD_FAILURE() << "no device", false;
+    context = verbs().openDevice(list[0]);
+    verbs().freeDeviceList(list);
+    pd = context ? verbs().allocPd(context) : nullptr;
+    mr = pd ? verbs().regMr(pd, buffer.data(), buffer.size(), kAccess) : nullptr;
+    cq = context ? verbs().createCq(context, kCqEntries, nullptr, nullptr, 0) : nullptr;
+    if (!mr || !cq) return ADD_FAILURE() << "no MR or CQ", false;
+    ibv_qp_init_attr init{};
+    init.send_cq = cq;
+    init.recv_cq = cq;
+    init.qp_type = IBV_QPT_RC;
+    init.cap = {128, 36, 1, 1, 0};
+    qp = verbs().createQp(pd, &init);
+    if (!qp) return ADD_FAILURE() << "no QP", false;
+    return toInit(qp) == 0;
+  }
+
+  Address address() { return {qp->qp_num, mr->rkey, address(2)}; }
+
+  bool connect(const Address& peer) { return toRtr(qp, peer.qpNum) == 0 && toRts(qp) == 0; }
+
+  int post(ibv_wr_opcode opcode, size_t length, const Address& peer, uint64_t wrId, uint32_t imm = 0) {
+    ibv_sge sge{address(0), static_cast<uint32_t>(length), mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wrId;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = opcode;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.imm_data = htonl(imm);
+    wr.wr.rdma.remote_addr = peer.writeRegion;
+    wr.wr.rdma.rkey = peer.rkey;
+    ibv_send_wr* bad = nullptr;
+    return ibv_post_send(qp, &wr, &bad);
+  }
+
+  int postRecv(uint64_t wrId, size_t region, size_t length) {
+    ibv_sge sge{address(region), static_cast<uint32_t>(length), mr->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = wrId;
+    wr.sg_list = &sge;
+    wr.num_sge = length ? 1 : 0;
+    ibv_recv_wr* bad = nullptr;
+    return ibv_post_recv(qp, &wr, &bad);
+  }
+
+  // Polls until `want` completions came or the deadline passed.
+  std::vector<ibv_wc> await(size_t want, std::chrono::milliseconds within = std::chrono::seconds(10)) {
+    std::vector<ibv_wc> got;
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    while (got.size() < want && std::chrono::steady_clock::now() < deadline) {
+      ibv_wc wc[kCqEntries];
+      const int n = ibv_poll_cq(cq, kCqEntries, wc);
+      if (n < 0) return ADD_FAILURE() << "CQ overrun", got;
+      got.insert(got.end(), wc, wc + n);
+    }
+    return got;
+  }
+
+  void close() {
+    if (qp) {
+      EXPECT_EQ(verbs().destroyQp(qp), 0);
+    }
+    if (cq) {
+      EXPECT_EQ(verbs().destroyCq(cq), 0);
+    }
+    if (mr) {
+      EXPECT_EQ(verbs().deregMr(mr), 0);
+    }
+    if (pd) {
+      EXPECT_EQ(verbs().deallocPd(pd), 0);
+    }
+    if (context) {
+      EXPECT_EQ(verbs().closeDevice(context), 0);
+    }
+  }
+};
+
+// Both processes send 256 KiB and write 256 KiB with immediate to the other;
+// either one's polls may execute either one's sends.
+void exchangeBothWays(int side, Pipe& out, Pipe& in) {
+  Endpoint end;
+  if (!end.open()) return;
+  Address peer;
+  ASSERT_TRUE(out.put(end.address()) && in.get(&peer));
+  ASSERT_TRUE(end.connect(peer));
+  ASSERT_EQ(end.postRecv(1, 1, kMaxMessageBytes), 0);
+  ASSERT_EQ(end.postRecv(2, 0, 0), 0);
+  char ready = 'r';
+  ASSERT_TRUE(out.put(ready) && in.get(&ready)) << "the peer is not ready";
+  for (size_t i = 0; i < kMaxMessageBytes; ++i) end.region(0)[i] = pattern(side, i);
+  ASSERT_EQ(end.post(IBV_WR_SEND, kMaxMessageBytes, peer, 10), 0);
+  ASSERT_EQ(end.post(IBV_WR_RDMA_WRITE_WITH_IMM, kMaxMessageBytes, peer, 11, 100 + side), 0);
+  std::vector<ibv_wc> got = end.await(4);
+  ASSERT_EQ(got.size(), 4u);
+  std::vector<ibv_wc> sends, recvs;
+  for (const ibv_wc& wc : got) {
+    EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << "wr " << wc.wr_id;
+    ((wc.opcode & IBV_WC_RECV) ? recvs : sends).push_back(wc);
+  }
+  ASSERT_EQ(sends.size(), 2u);
+  EXPECT_EQ(sends[0].opcode, IBV_WC_SEND);
+  EXPECT_EQ(sends[0].wr_id, 10u);
+  EXPECT_EQ(sends[1].opcode, IBV_WC_RDMA_WRITE);
+  EXPECT_EQ(sends[1].wr_id, 11u);
+  ASSERT_EQ(recvs.size(), 2u);
+  EXPECT_EQ(recvs[0].opcode, IBV_WC_RECV);
+  EXPECT_EQ(recvs[0].wr_id, 1u);
+  EXPECT_EQ(recvs[0].byte_len, kMaxMessageBytes);
+  EXPECT_EQ(recvs[0].src_qp, peer.qpNum);
+  EXPECT_EQ(recvs[1].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+  EXPECT_EQ(recvs[1].wr_id, 2u);
+  EXPECT_EQ(recvs[1].byte_len, kMaxMessageBytes);
+  EXPECT_EQ(recvs[1].imm_data, htonl(100 + (1 - side)));
+  size_t wrongSent = 0, wrongWritten = 0;
+  for (size_t i = 0; i < kMaxMessageBytes; ++i) {
+    wrongSent += end.region(1)[i] != pattern(1 - side, i);
+    wrongWritten += end.region(2)[i] != pattern(1 - side, i);
+  }
+  EXPECT_EQ(wrongSent, 0u);
+  EXPECT_EQ(wrongWritten, 0u);
+  // Neither end leaves before the other is done with its QP.
+  char done = 'd';
+  EXPECT_TRUE(out.put(done) && in.get(&done));
+  end.close();
+}
+
+TEST(FakeVerbsShared, ProcessesSendAndWriteToEachOtherBothWays) {
+  const std::string name = freshFabricName();
+  Pipe toOne, toZero;
+  const pid_t zero = spawn(name, [&] { exchangeBothWays(0, toOne, toZero); });
+  const pid_t one = spawn(name, [&] { exchangeBothWays(1, toZero, toOne); });
+  toOne.closeBoth();
+  toZero.closeBoth();
+  EXPECT_EQ(awaitChild(zero), 0);
+  EXPECT_EQ(awaitChild(one), 0);
+  EXPECT_EQ(shm_unlink(name.c_str()), 0) << "the fabric was never created";
+}
+
+bool isZombie(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t end = line.rfind(')');
+  return end != std::string::npos && end + 2 < line.size() && line[end + 2] == 'Z';
+}
+
+// The peer connects, takes one write, and exits without destroying anything;
+// a send that waits for its recv then fails as toward a destroyed QP, whether
+// the peer was reaped already or is still a zombie.
+void outliveAPeer(const std::string& name, bool reap) {
+  Pipe toPeer, fromPeer;
+  const pid_t peerPid = spawn(name, [&] {
+    Endpoint end;
+    if (!end.open()) return;
+    Address survivor;
+    ASSERT_TRUE(fromPeer.put(end.address()) && toPeer.get(&survivor));
+    ASSERT_TRUE(end.connect(survivor));
+    char go = 'r';
+    ASSERT_TRUE(fromPeer.put(go) && toPeer.get(&go));  // then leave as killed
+  });
+  Endpoint end;
+  ASSERT_TRUE(end.open());
+  Address peer;
+  ASSERT_TRUE(toPeer.put(end.address()) && fromPeer.get(&peer));
+  ASSERT_TRUE(end.connect(peer));
+  char ready = 0;
+  ASSERT_TRUE(fromPeer.get(&ready));
+  ASSERT_EQ(end.post(IBV_WR_RDMA_WRITE, 4096, peer, 1), 0);
+  std::vector<ibv_wc> got = end.await(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].status, IBV_WC_SUCCESS);
+  ASSERT_EQ(end.post(IBV_WR_SEND, 64, peer, 2), 0);
+  EXPECT_TRUE(end.await(1, std::chrono::milliseconds(50)).empty()) << "the peer posted no recv";
+  ASSERT_TRUE(toPeer.put(ready));
+  if (reap) {
+    EXPECT_EQ(awaitChild(peerPid), 0);
+  } else {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!isZombie(peerPid) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(isZombie(peerPid));
+  }
+  got = end.await(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].wr_id, 2u);
+  EXPECT_EQ(got[0].status, IBV_WC_RETRY_EXC_ERR);
+  EXPECT_EQ(end.qp->state, IBV_QPS_ERR);
+  if (!reap) {
+    EXPECT_EQ(awaitChild(peerPid), 0);
+  }
+  end.close();
+}
+
+TEST(FakeVerbsShared, SendToAnExitedProcessExceedsRetries) {
+  const std::string name = freshFabricName();
+  const pid_t survivor = spawn(name, [&] {
+    outliveAPeer(name, /*reap=*/true);
+    if (!::testing::Test::HasFailure()) outliveAPeer(name, /*reap=*/false);
+  });
+  EXPECT_EQ(awaitChild(survivor), 0);
+  EXPECT_EQ(shm_unlink(name.c_str()), 0);
+}
+
+// Processes killed while polling (most likely inside the fabric lock) leave
+// the fabric usable: the lock is robust.
+TEST(FakeVerbsShared, AProcessKilledMidCallWedgesNoOne) {
+  const std::string name = freshFabricName();
+  const pid_t survivor = spawn(name, [&] {
+    for (int round = 0; round < 5; ++round) {
+      Pipe started;
+      const pid_t spinner = spawn(name, [&] {
+        Endpoint end;
+        if (!end.open()) return;
+        const char up = 'u';
+        EXPECT_TRUE(started.put(up));
+        for (;;) {
+          ibv_wc wc;
+          ibv_poll_cq(end.cq, 1, &wc);
+        }
+      });
+      char up = 0;
+      ASSERT_TRUE(started.get(&up));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      kill(spinner, SIGKILL);
+      EXPECT_EQ(awaitChild(spinner), 128 + SIGKILL);
+    }
+    // Two ends in this process, as in-process, over the shared fabric.
+    Endpoint a, b;
+    ASSERT_TRUE(a.open() && b.open());
+    ASSERT_TRUE(a.connect(b.address()) && b.connect(a.address()));
+    ASSERT_EQ(b.postRecv(1, 1, 100), 0);
+    ASSERT_EQ(a.post(IBV_WR_SEND, 100, b.address(), 2), 0);
+    EXPECT_EQ(b.await(1).size(), 1u);
+    EXPECT_EQ(a.await(1).size(), 1u);
+    a.close();
+    b.close();
+  });
+  EXPECT_EQ(awaitChild(survivor), 0);
+  EXPECT_EQ(shm_unlink(name.c_str()), 0);
+}
+
+// A name already taken by an object of another size is refused, not mapped.
+TEST(FakeVerbsShared, AnObjectOfAnotherLayoutIsRefused) {
+  const std::string name = freshFabricName();
+  const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 4096), 0);
+  close(fd);
+  const pid_t child = spawn(name, [] {
+    int count = -1;
+    EXPECT_EQ(verbs().getDeviceList(&count), nullptr);
+  });
+  EXPECT_EQ(awaitChild(child), 0);
+  EXPECT_EQ(shm_unlink(name.c_str()), 0);
 }
 
 }  // namespace
