@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -19,18 +21,22 @@
 namespace braid::bootstrap {
 namespace {
 
-// Owns every root thread of the process. A root's thread ends by itself (bounded
-// by its deadlines); finished ones are joined when the next root starts, and the
-// rest by stopAllRoots() or this registry's destructor at process exit.
+// Owns every root of the process. A root's thread ends by itself (bounded by
+// its deadlines) and is detached: a process may leave (exit, or _exit as a
+// forked launcher's child does) while a root is finished but not yet reaped,
+// and a finished root must not count as a thread left unjoined. Instead each
+// thread says when it is done with its entry; finished entries are dropped
+// when the next root starts, and stopAllRoots() or this registry's destructor
+// at process exit stop the rest and wait for them to say so.
 //
-// Fork: a child inherits the entries but not the threads. Joining them there
-// would be undefined, so entries made by another pid are set aside and never
-// destroyed (destroying a joinable std::thread would terminate the child).
+// Fork: a child inherits the entries but not the threads, which will never say
+// they are done there, so entries made by another pid are set aside and never
+// destroyed.
 class Registry {
  public:
   static Registry& get() {
     // Make the log sink exist first, so it is destroyed after us: a root thread
-    // may log until we have joined it.
+    // may log until it is done.
     (void)log::level();
     static Registry registry;
     return registry;
@@ -40,26 +46,27 @@ class Registry {
   void start(std::unique_ptr<RootServer> server) {
     std::lock_guard<std::mutex> lock(mu_);
     reapFinishedLocked();
-    auto entry = std::make_unique<Entry>();
+    entries_.push_back(std::make_unique<Entry>());
+    Entry* entry = entries_.back().get();
     entry->owner = getpid();
     entry->server = std::move(server);
-    RootServer* raw = entry->server.get();
-    entry->thread = std::thread([raw] {
+    std::thread([this, entry] {
       nameThisThread("braid-root");
-      raw->run();
-    });
-    entries_.push_back(std::move(entry));
+      entry->server->run();
+      std::lock_guard<std::mutex> done(mu_);
+      entry->done = true;  // the last this thread does with the entry
+      doneChanged_.notify_all();
+    }).detach();
   }
 
   void stopAll() {
-    std::vector<std::unique_ptr<Entry>> taken;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      forgetForeignLocked();
-      taken.swap(entries_);
-    }
-    for (auto& e : taken) e->server->stop();
-    for (auto& e : taken) e->thread.join();
+    std::unique_lock<std::mutex> lock(mu_);
+    forgetForeignLocked();
+    for (auto& e : entries_) e->server->stop();
+    doneChanged_.wait(lock, [&] {
+      return std::all_of(entries_.begin(), entries_.end(), [](const auto& e) { return e->done; });
+    });
+    entries_.clear();
   }
 
   int running() {
@@ -72,7 +79,7 @@ class Registry {
   struct Entry {
     pid_t owner = 0;
     std::unique_ptr<RootServer> server;
-    std::thread thread;
+    bool done = false;  // under mu_: the thread no longer touches this entry
   };
   void forgetForeignLocked() {
     // Never destroyed (and still reachable, so leak checkers stay quiet).
@@ -86,13 +93,10 @@ class Registry {
   }
   void reapFinishedLocked() {
     forgetForeignLocked();
-    std::erase_if(entries_, [](std::unique_ptr<Entry>& e) {
-      if (!e->server->finished()) return false;
-      e->thread.join();  // returns at once: run() has ended
-      return true;
-    });
+    std::erase_if(entries_, [](const std::unique_ptr<Entry>& e) { return e->done; });
   }
   std::mutex mu_;
+  std::condition_variable doneChanged_;
   std::vector<std::unique_ptr<Entry>> entries_;
 };
 
