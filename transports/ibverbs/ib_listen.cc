@@ -34,7 +34,7 @@ bool IbListenComm::drive(IbAccept& a) {
     return false;
   }
   if (comm) {
-    ready_.emplace_back(std::move(comm), a.connectorId());
+    ready_.push(std::move(comm), a.connectorId());
     return false;
   }
   if (a.expired()) {
@@ -49,19 +49,9 @@ Status IbListenComm::accept(std::unique_ptr<transport::RecvComm>* recvComm, uint
   recvComm->reset();
   if (ready_.empty()) {
     BRAID_RETURN_IF_ERROR(acceptNew());
-    for (size_t i = 0; i < pending_.size();) {
-      if (drive(*pending_[i])) {
-        ++i;
-      } else {
-        pending_[i] = std::move(pending_.back());
-        pending_.pop_back();
-      }
-    }
+    transport::driveEach(pending_, [&](std::unique_ptr<IbAccept>& a) { return drive(*a); });
   }
-  if (ready_.empty()) return Status::ok();
-  *recvComm = std::move(ready_.front().first);
-  if (connectorId) *connectorId = ready_.front().second;
-  ready_.pop_front();
+  ready_.pop(recvComm, connectorId);
   return Status::ok();
 }
 

@@ -5,10 +5,10 @@
 // handshake timeout) are dropped with a warning.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <vector>
 
+#include "transports/accept_queue.h"
 #include "transports/ibverbs/ib_setup.h"
 
 namespace braid::ibverbs {
@@ -32,7 +32,7 @@ class IbListenComm final : public transport::ListenComm {
   IbPort port_;
   transport::Options options_;
   std::vector<std::unique_ptr<IbAccept>> pending_;
-  std::deque<std::pair<std::unique_ptr<IbRecvComm>, uint64_t>> ready_;
+  transport::AcceptQueue ready_;
 };
 
 }  // namespace braid::ibverbs

@@ -78,7 +78,7 @@ Status ShmListenComm::answer(Pending& p, const Hello& hello, std::vector<net::Fd
   BRAID_INFO("shm listener %s: accepted connector %llu (pid %d, %s)", describe(name_).c_str(),
              static_cast<unsigned long long>(hello.connectorId), static_cast<int>(p.pid),
              parts.cma ? "cross-memory attach" : "ring only");
-  ready_.emplace_back(std::make_unique<ShmRecvComm>(std::move(parts), local_->waitSet), hello.connectorId);
+  ready_.push(std::make_unique<ShmRecvComm>(std::move(parts), local_->waitSet), hello.connectorId);
   return Status::ok();
 }
 
@@ -113,19 +113,9 @@ Status ShmListenComm::accept(std::unique_ptr<transport::RecvComm>* recvComm, uin
   recvComm->reset();
   if (ready_.empty()) {
     BRAID_RETURN_IF_ERROR(acceptNew());
-    for (size_t i = 0; i < pending_.size();) {
-      if (drive(pending_[i])) {
-        ++i;
-      } else {
-        pending_[i] = std::move(pending_.back());
-        pending_.pop_back();
-      }
-    }
+    transport::driveEach(pending_, [&](Pending& p) { return drive(p); });
   }
-  if (ready_.empty()) return Status::ok();
-  *recvComm = std::move(ready_.front().first);
-  if (connectorId) *connectorId = ready_.front().second;
-  ready_.pop_front();
+  ready_.pop(recvComm, connectorId);
   return Status::ok();
 }
 

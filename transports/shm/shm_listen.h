@@ -10,11 +10,11 @@
 
 #include <sys/types.h>
 
-#include <deque>
 #include <memory>
 #include <vector>
 
 #include "base/deadline.h"
+#include "transports/accept_queue.h"
 #include "transports/shm/handshake.h"
 #include "transports/shm/local_end.h"
 #include "transports/shm/shm_comm.h"
@@ -45,7 +45,7 @@ class ShmListenComm final : public transport::ListenComm, public SetupEndpoint {
   ListenerName name_;
   std::shared_ptr<LocalEnd> local_;
   std::vector<Pending> pending_;
-  std::deque<std::pair<std::unique_ptr<ShmRecvComm>, uint64_t>> ready_;
+  transport::AcceptQueue ready_;
 };
 
 }  // namespace braid::shm

@@ -92,7 +92,7 @@ bool TcpListenComm::place(Pending& p, const ConnHeader& h) {
   g->socks[h.index] = std::move(p.fd);
   if (h.index == 0) g->peer = p.peer;
   if (++g->arrived == static_cast<int>(g->socks.size())) {
-    ready_.emplace_back(std::make_unique<TcpRecvComm>(std::move(g->socks), g->peer, pollSet_), g->connectorId);
+    ready_.push(std::make_unique<TcpRecvComm>(std::move(g->socks), g->peer, pollSet_), g->connectorId);
     groups_.erase(g);
   }
   return false;
@@ -115,20 +115,10 @@ Status TcpListenComm::accept(std::unique_ptr<transport::RecvComm>* recvComm, uin
   recvComm->reset();
   if (ready_.empty()) {
     BRAID_RETURN_IF_ERROR(acceptNew());
-    for (size_t i = 0; i < pending_.size();) {
-      if (drive(pending_[i])) {
-        ++i;
-      } else {
-        pending_[i] = std::move(pending_.back());
-        pending_.pop_back();
-      }
-    }
+    transport::driveEach(pending_, [&](Pending& p) { return drive(p); });
     dropStale();
   }
-  if (ready_.empty()) return Status::ok();
-  *recvComm = std::move(ready_.front().first);
-  if (connectorId) *connectorId = ready_.front().second;
-  ready_.pop_front();
+  ready_.pop(recvComm, connectorId);
   return Status::ok();
 }
 

@@ -8,12 +8,12 @@
 // garbage, silence past Options::handshakeTimeoutMs) are dropped with a warning.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/deadline.h"
+#include "transports/accept_queue.h"
 #include "transports/net/auth.h"
 #include "transports/net/socket.h"
 #include "transports/tcp/frame.h"
@@ -65,7 +65,7 @@ class TcpListenComm final : public transport::ListenComm, public Pollable {
   int handshakeTimeoutMs_;
   std::vector<Pending> pending_;
   std::vector<Group> groups_;
-  std::deque<std::pair<std::unique_ptr<TcpRecvComm>, uint64_t>> ready_;
+  transport::AcceptQueue ready_;
   std::shared_ptr<PollSet> pollSet_;
 };
 
