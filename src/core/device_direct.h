@@ -26,9 +26,9 @@
 // per call keeps the workspaces alive until every peer is done with them.
 //
 // Only calls of at least BRAID_CUDA_IPC_MIN_BYTES (default 4 MiB, of the
-// largest buffer) go this way, inline or on a braid stream; smaller ones,
-// all-to-all-v, quantized calls, group members and calls on a stream bound
-// to a CUDA stream stage. Workspaces: two halves of
+// largest buffer) go this way, inline, on a braid stream or on one bound to a
+// CUDA stream (BRAID_CUDA_IPC_BOUND=0: those stage); smaller ones,
+// all-to-all-v, quantized calls and group members stage. Workspaces: two halves of
 // BRAID_CUDA_IPC_CHUNK_BYTES (default 64 MiB) per rank.
 //
 // Setup is collective and agreed: if any rank cannot export or map (another

@@ -236,6 +236,15 @@ TEST_P(Faults, EverySurvivorFailsFastNamingTheCulprit) {
     setenv("BRAID_SOCKET_IFNAME", "lo", 1);
   }
 #endif
+  // ibverbs: the fake libibverbs, one fabric in shared memory for this case.
+  const std::string fabric = "/braid-fake-verbs-fault-" + std::to_string(getpid());
+#ifdef BRAID_FAKE_VERBS_PATH
+  if (std::string(c.transport) == "ibverbs") {
+    setenv("BRAID_IB_LIBRARY", BRAID_FAKE_VERBS_PATH, 1);
+    setenv("BRAID_FAKE_VERBS_FABRIC", fabric.c_str(), 1);
+    setenv("BRAID_SOCKET_IFNAME", "lo", 1);
+  }
+#endif
   setenv("BRAID_HEARTBEAT_MS", std::to_string(kHeartbeatMs).c_str(), 1);
   setenv("BRAID_HEARTBEAT_MISSES", std::to_string(kMisses).c_str(), 1);
   // A forced algorithm keeps op 2 off the shared slots.
@@ -251,9 +260,11 @@ TEST_P(Faults, EverySurvivorFailsFastNamingTheCulprit) {
   o.limitSeconds = 40;
   if (c.kind == Kind::kKill || c.kind == Kind::kKillHub || c.kind == Kind::kStop) o.mayBeKilled = {victim};
   runRanks(o, [&](RankContext& ctx) { rankBody(ctx, c, sh); });
-  for (const char* v : {"BRAID_TRANSPORT", "BRAID_HEARTBEAT_MS", "BRAID_HEARTBEAT_MISSES", "BRAID_ALGO",
-                        "BRAID_FAULT_INJECT", "BRAID_NET_PLUGIN", "BRAID_SOCKET_IFNAME"})
+  for (const char* v :
+       {"BRAID_TRANSPORT", "BRAID_HEARTBEAT_MS", "BRAID_HEARTBEAT_MISSES", "BRAID_ALGO", "BRAID_FAULT_INJECT",
+        "BRAID_NET_PLUGIN", "BRAID_SOCKET_IFNAME", "BRAID_IB_LIBRARY", "BRAID_FAKE_VERBS_FABRIC"})
     unsetenv(v);
+  shm_unlink(fabric.c_str());
 
   // Detection time: from the fault (or, where the fault fires inside op 2,
   // from the last rank entering it) to the last survivor's return.
@@ -289,6 +300,10 @@ std::vector<Case> allCases() {
 #ifdef BRAID_NCCL_NET_PLUGIN_PATH
   // Through an NCCL net plugin (braid's own, over tcp), at one size.
   for (auto [kind, name] : kinds) cases.push_back({kind, name, 4, "netplugin"});
+#endif
+#ifdef BRAID_FAKE_VERBS_PATH
+  // Over ibverbs (on the tests' fake libibverbs), at one size.
+  for (auto [kind, name] : kinds) cases.push_back({kind, name, 4, "ibverbs"});
 #endif
   // Faults of collectives on the shared slots (links play no part there).
   for (auto [kind, name] : kinds)

@@ -1,5 +1,5 @@
 // The core correctness matrix over one named transport, for the transports
-// that are not the default (ucx, netplugin): every pair forced onto it
+// that are not the default (ucx, netplugin, ibverbs): every pair forced onto it
 // (BRAID_TRANSPORT), or, as a cluster would use it, between pretend hosts
 // (BRAID_NET) while ranks of one host keep shared memory.
 #pragma once
