@@ -176,6 +176,12 @@ BRAID_API braidResult_t braidCommSplit(braidComm_t comm, int color, int key, bra
  * survivors, in comm's order. Works on a communicator in error state. */
 BRAID_API braidResult_t braidCommShrink(braidComm_t comm, const int* excludeRanks, int count,
                                         braidComm_t* newcomm);
+/* Completes every operation this rank queued on the communicator (on any
+ * stream), then refuses new ones with braidInvalidUsage, so that what follows
+ * is braidCommDestroy. Returns the first error the completed work hit, or
+ * braidTimeout if it does not complete within the communicator's timeout.
+ * Calling it again returns at once. As ncclCommFinalize (blocking). */
+BRAID_API braidResult_t braidCommFinalize(braidComm_t comm);
 /* Waits for this rank's outstanding work, then frees the communicator. */
 BRAID_API braidResult_t braidCommDestroy(braidComm_t comm);
 /* Stops every pending operation (they return braidAborted), tells the peers

@@ -111,6 +111,12 @@ braidResult_t braidCommInitFromEnv(braidComm_t* comm, braidConfig_t* config) {
   return api::report(nullptr, initFromEnv(comm, config));
 }
 
+braidResult_t braidCommFinalize(braidComm_t comm) {
+  Status st = api::checkComm("braidCommFinalize", comm);
+  if (st.isOk()) st = comm->impl->finalize();
+  return api::report(comm, st);
+}
+
 braidResult_t braidCommDestroy(braidComm_t comm) {
   Status st = api::checkComm("braidCommDestroy", comm);
   if (!st.isOk()) return api::report(nullptr, st);

@@ -335,6 +335,10 @@ Status Communicator::runTurn(std::unique_lock<FutexMutex>& lock, uint64_t ticket
   };
   const char* kind = algo::collectiveName(op.collective);
   if (aborted_.load()) return finish(abortedError(std::string(kind) + ": the communicator was aborted"));
+  if (finalized_ && ticket >= finalizedAt_)
+    return finish(invalidUsage(
+        std::string(kind) +
+        ": the communicator was finalized (braidCommFinalize); only braidCommDestroy may follow"));
   if (!error_.isOk())
     return finish(Status(error_.code(), std::string(kind) + ": the communicator failed earlier: " + error_.message()));
   const uint64_t seq = ++opsByKind_[static_cast<int>(op.collective)];
@@ -486,6 +490,18 @@ Status Communicator::drain() {
     --turnWaiters_;
   }
   return Status::ok();
+}
+
+Status Communicator::finalize() {
+  {
+    std::lock_guard<FutexMutex> lock(mu_);
+    if (!finalized_) {
+      finalized_ = true;
+      finalizedAt_ = nextTicket_.load();
+    }
+  }
+  BRAID_RETURN_IF_ERROR(drain());
+  return haltReason();
 }
 
 void Communicator::abort() {

@@ -110,6 +110,9 @@ class Communicator {
   Status runInline(Op& op);
   // Waits until every ticket taken so far has finished (deadline: timeoutMs).
   Status drain();
+  // Ops whose ticket comes after this call fail with InvalidUsage; drains
+  // the ones before and returns the first error the communicator met.
+  Status finalize();
 
   // Thread-safe: flags the abort, wakes waiters, tells the other ranks;
   // pending and later ops return Aborted here and RemoteError on the others.
@@ -179,6 +182,9 @@ class Communicator {
   Plan slotsPlan_, chunkedSlotsPlan_;      // what the flight recorder shows for slots ops (see planOf)
   uint32_t slotOps_ = 0;                   // ops run on slots_ so far; only touched by the ticket holder
   std::atomic<bool> aborted_{false};
+  // braidCommFinalize: tickets from finalizedAt_ on are refused (under mu_).
+  bool finalized_ = false;
+  uint64_t finalizedAt_ = 0;
   std::atomic<bool> halted_{false};  // aborted_ or a fault from anywhere: running ops stop
   std::unique_ptr<Watchdog> watchdog_;  // destroyed first (its thread calls onFault)
   FlightRecorder recorder_;
