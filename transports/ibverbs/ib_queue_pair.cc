@@ -170,7 +170,9 @@ Status QueuePair::write(uint64_t wrId, const void* local, uint32_t lkey, size_t 
 }
 
 Status QueuePair::registerBuffer(void* data, size_t bytes, bool remoteWrite, ibv_mr** mr) const {
-  const int access = IBV_ACCESS_LOCAL_WRITE | (remoteWrite ? IBV_ACCESS_REMOTE_WRITE : 0);
+  // A send's source needs no access flag (local reads always work), and must
+  // not ask for write access: it may be read-only memory (const data).
+  const int access = remoteWrite ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0;
   *mr = api_.regMr(port_.device->pd(), data, bytes, access);
   if (*mr == nullptr) return fail(("ibv_reg_mr of " + std::to_string(bytes) + " bytes").c_str(), errno);
   return Status::ok();

@@ -61,7 +61,8 @@ class QueuePair {
   uint8_t* bounce(uint64_t seq) const { return bounce_ + (seq % kDepth) * kBounceBytes; }
   uint32_t lkey() const { return mr_->lkey; }
   uint32_t rkey() const { return mr_->rkey; }
-  // Registers a caller's buffer with this queue pair's protection domain.
+  // Registers a caller's buffer with this queue pair's protection domain:
+  // as an RDMA target (remoteWrite), or as a send's source.
   Status registerBuffer(void* data, size_t bytes, bool remoteWrite, ibv_mr** mr) const;
   void deregister(ibv_mr* mr) const;
   size_t maxWriteBytes() const { return maxWriteBytes_; }
