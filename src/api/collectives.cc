@@ -23,11 +23,16 @@ braid::RedOp ro(braidRedOp_t op) { return static_cast<braid::RedOp>(op); }
 
 // The bytes a collective reads and writes on this rank (0: none), for
 // staging device buffers; elementwise: output element i depends on input
-// element i alone, so the call may be cut into pieces.
+// element i alone, so the call may be cut into pieces. Blocks: buffers of
+// that many blocks of count elements, where element i of an output block
+// depends on element i of the input blocks alone (all-gather, reduce-scatter,
+// all-to-all), so the call may be cut into pieces of the same elements of
+// every block (core/device_staging.h).
 struct Extents {
   size_t input = 0;
   size_t output = 0;
   bool elementwise = false;
+  size_t inBlocks = 0, outBlocks = 0;
 };
 
 // A collective of device buffers between ranks of one host, device to
@@ -108,6 +113,10 @@ Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::alg
     request.output = output;
     request.outputBytes = extents.output;
     request.elementwise = extents.elementwise && !args.quantized;
+    if (!args.quantized) {  // a wire format's scaled blocks must not be cut
+      request.inBlocks = extents.inBlocks;
+      request.outBlocks = extents.outBlocks;
+    }
     request.elementSize = braid::dataTypeSize(args.dtype);
     request.count = args.count;
     if (args.collective == Collective::kAllToAllv)
@@ -220,7 +229,7 @@ Status allGather(const char* fn, const void* send, void* recv, size_t sendcount,
                           "in place means sendbuff == recvbuff + rank * sendcount"));
   auto args = argsOf(comm, Collective::kAllGather, sendcount, t);
   withCodec(codec, &args);
-  return launchCollective(comm, stream, args, send, recv, {bytes, total, false});
+  return launchCollective(comm, stream, args, send, recv, {bytes, total, false, 1, static_cast<size_t>(n)});
 }
 
 }  // namespace braid::api
@@ -244,7 +253,7 @@ Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataTy
                           "in place means recvbuff == sendbuff + rank * recvcount"));
   auto args = argsOf(comm, Collective::kReduceScatter, recvcount, t);
   args.op = ro(op);
-  return launchCollective(comm, stream, args, send, recv, {total, bytes, false});
+  return launchCollective(comm, stream, args, send, recv, {total, bytes, false, static_cast<size_t>(n), 1});
 }
 
 }  // namespace
@@ -262,7 +271,8 @@ Status allToAll(const char* fn, const void* send, void* recv, size_t count, brai
   CHECK(api::checkOverlap(fn, send, total, recv, total, false, "all-to-all has no in-place form"));
   auto args = argsOf(comm, Collective::kAllToAll, count, t);
   withCodec(codec, &args);
-  return launchCollective(comm, stream, args, send, recv, {total, total, false});
+  const auto n = static_cast<size_t>(comm->impl->nranks());
+  return launchCollective(comm, stream, args, send, recv, {total, total, false, n, n});
 }
 
 // Extent in bytes of the blocks (count[p], displ[p]) for all p.

@@ -253,6 +253,33 @@ Status planCoded(const StagingRequest& r, StagedCall* call) {
   return r.build(kStandInA, kStandInB, r.count, &p.op);
 }
 
+// A blockwise call with both sides on the device (StagingRequest::
+// inBlocks): piece k is elements [first, first + n) of every block. Its
+// blocks lie side by side in its own stretch of the staging (piece-major),
+// so its host op is the same collective over n elements; the copies gather
+// the blocks' pieces down and scatter them back up. Every rank cuts alike:
+// the pieces depend on count and the block counts only, the same on all.
+Status planBlocked(const StagingRequest& r, const uint8_t* in, uint8_t* out, StagedCall* call) {
+  const size_t es = r.elementSize, blocks = std::max(r.inBlocks, r.outBlocks);
+  const size_t per = pieceElements(r.count * es * blocks, es * blocks);
+  const size_t npieces = (r.count + per - 1) / per;
+  call->aBytes = r.inputBytes;
+  call->bBytes = r.outputBytes;
+  call->pieces.resize(npieces);
+  for (size_t k = 0; k < npieces; ++k) {
+    Piece& p = call->pieces[k];
+    const size_t first = k * per, n = std::min(per, r.count - first), bytes = n * es;
+    uint8_t* pin = kStandInA + first * es * r.inBlocks;
+    uint8_t* pout = kStandInB + first * es * r.outBlocks;
+    for (size_t b = 0; b < r.inBlocks; ++b)
+      p.down.push_back({pin + b * bytes, in + (b * r.count + first) * es, bytes});
+    for (size_t b = 0; b < r.outBlocks; ++b)
+      p.up.push_back({out + (b * r.count + first) * es, pout + b * bytes, bytes});
+    BRAID_RETURN_IF_ERROR(r.build(pin, pout, n, &p.op));
+  }
+  return Status::ok();
+}
+
 // Decides the staging layout and builds the pieces' ops.
 Status plan(const StagingRequest& r, int inDevice, int outDevice, bool mayCut, StagedCall* call) {
   const bool inStaged = inDevice >= 0, outStaged = outDevice >= 0;
@@ -266,6 +293,10 @@ Status plan(const StagingRequest& r, int inDevice, int outDevice, bool mayCut, S
   // not reach the host op as a device pointer.
   if (!r.inputBytes && kernels::deviceOfPointer(in) >= 0) in = nullptr;
   if (!r.outputBytes && kernels::deviceOfPointer(out) >= 0) out = nullptr;
+  if (mayCut && inStaged && outStaged && r.inBlocks && r.outBlocks && r.count > 0 &&
+      r.inputBytes == r.inBlocks * r.count * r.elementSize &&
+      r.outputBytes == r.outBlocks * r.count * r.elementSize)
+    return planBlocked(r, in, out, call);
   uint8_t* hostIn = in;
   uint8_t* hostOut = out;
   if (inStaged && outStaged && within(out, r.outputBytes, in, r.inputBytes)) {

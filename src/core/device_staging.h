@@ -6,7 +6,9 @@
 // the input is copied down, the op runs, the output is copied up. All-reduce,
 // broadcast and reduce are cut into pieces (BRAID_CUDA_CHUNK_BYTES) so that
 // the copy-down of piece k+1 and the copy-up of piece k-1 run on the copy
-// engines while piece k is on the wire and in the reduction. Every piece is a
+// engines while piece k is on the wire and in the reduction; all-gather,
+// reduce-scatter and all-to-all with both sides on the device too, a piece
+// being the same elements of every block. Every piece is a
 // collective of its own, so every rank must cut the same way: a call's
 // buffers must be device memory on every rank or on none (as with NCCL, where
 // they always are). Quantized calls may instead be coded on the device
@@ -96,6 +98,13 @@ struct StagingRequest {
   bool elementwise = false;
   size_t elementSize = 1;
   size_t count = 0;
+  // Calls whose input and output are inBlocks / outBlocks blocks of
+  // `count` elements, element i of an output block depending on element i of
+  // the input blocks alone (all-gather, reduce-scatter, all-to-all): with both
+  // sides on the device, they are cut into pieces of the same elements of
+  // every block, each piece's blocks side by side in the staging as its host
+  // op wants them. 0: not such a call.
+  size_t inBlocks = 0, outBlocks = 0;
   // Where the output has gaps the call must leave alone (all-to-all-v): the
   // (offset, bytes) blocks it writes. Empty: all of outputBytes.
   std::vector<std::pair<size_t, size_t>> outputBlocks;
