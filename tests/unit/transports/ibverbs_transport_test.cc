@@ -29,6 +29,17 @@ class IbVerbs : public ::testing::Test {
   Status create(std::unique_ptr<Transport>* out, int handshakeMs = 2000) {
     return createTransport("ibverbs", tcpOptions(0, 1, handshakeMs), out);
   }
+  // Two transports and a connection from the one to the other.
+  struct Pair {
+    std::unique_ptr<Transport> sender, receiver;
+    std::unique_ptr<SendComm> send;
+    std::unique_ptr<RecvComm> recv;
+  };
+  void connect(Pair* p) {
+    ASSERT_TRUE(create(&p->receiver).isOk());
+    ASSERT_TRUE(create(&p->sender).isOk());
+    ASSERT_TRUE(testing::connectPair(*p->sender, *p->receiver, 3, &p->send, &p->recv).isOk());
+  }
 };
 
 TEST_F(IbVerbs, DevicesAreTheActivePorts) {
@@ -131,12 +142,8 @@ TEST_F(IbVerbs, StrangersOnTheSideChannelAreDropped) {
 // (bounce slots) and large (written in pieces of the port's 256 KiB limit)
 // mixed, receives posted first: each waits its turn and lands in order.
 TEST_F(IbVerbs, MoreMessagesThanCreditsLandInOrder) {
-  std::unique_ptr<Transport> receiver, sender;
-  ASSERT_TRUE(create(&receiver).isOk());
-  ASSERT_TRUE(create(&sender).isOk());
-  std::unique_ptr<SendComm> send;
-  std::unique_ptr<RecvComm> recv;
-  ASSERT_TRUE(testing::connectPair(*sender, *receiver, 3, &send, &recv).isOk());
+  Pair p;
+  ASSERT_NO_FATAL_FAILURE(connect(&p));
   constexpr int kCount = 3 * ibverbs::kDepth + 5;
   std::vector<std::vector<uint8_t>> out(kCount), in(kCount);
   std::vector<testing::Pending> reqs;
@@ -144,16 +151,16 @@ TEST_F(IbVerbs, MoreMessagesThanCreditsLandInOrder) {
     const size_t size = i % 9 == 4 ? (300 << 10) + i : static_cast<size_t>(i * 131 % 9000);
     out[i] = testing::pattern(size, i);
     in[i].assign(size, 0);
-    testing::Pending r(receiver.get());
-    ASSERT_TRUE(recv->irecv(in[i].data(), in[i].size(), i, nullptr, &r.req).isOk());
+    testing::Pending r(p.receiver.get());
+    ASSERT_TRUE(p.recv->irecv(in[i].data(), in[i].size(), i, nullptr, &r.req).isOk());
     reqs.push_back(r);
   }
   for (int i = 0; i < kCount; ++i) {
-    testing::Pending s(sender.get());
-    ASSERT_TRUE(send->isend(out[i].data(), out[i].size(), i, nullptr, &s.req).isOk());
+    testing::Pending s(p.sender.get());
+    ASSERT_TRUE(p.send->isend(out[i].data(), out[i].size(), i, nullptr, &s.req).isOk());
     reqs.push_back(s);
   }
-  testing::driveAll(reqs, *sender, *receiver);
+  testing::driveAll(reqs, *p.sender, *p.receiver);
   for (int i = 0; i < kCount; ++i) {
     ASSERT_TRUE(reqs[i].status.isOk()) << i << ": " << reqs[i].status.message();
     ASSERT_EQ(reqs[i].size, out[i].size()) << i;
@@ -162,18 +169,14 @@ TEST_F(IbVerbs, MoreMessagesThanCreditsLandInOrder) {
 }
 
 TEST_F(IbVerbs, OversizedAndNullSendsAreRefusedUpFront) {
-  std::unique_ptr<Transport> receiver, sender;
-  ASSERT_TRUE(create(&receiver).isOk());
-  ASSERT_TRUE(create(&sender).isOk());
-  std::unique_ptr<SendComm> send;
-  std::unique_ptr<RecvComm> recv;
-  ASSERT_TRUE(testing::connectPair(*sender, *receiver, 3, &send, &recv).isOk());
+  Pair p;
+  ASSERT_NO_FATAL_FAILURE(connect(&p));
   Request* req = reinterpret_cast<Request*>(1);
   uint8_t byte = 0;
-  EXPECT_EQ(send->isend(&byte, size_t{1} << 32, 1, nullptr, &req).code(), Code::kInvalidArgument);
+  EXPECT_EQ(p.send->isend(&byte, size_t{1} << 32, 1, nullptr, &req).code(), Code::kInvalidArgument);
   EXPECT_EQ(req, nullptr);
-  EXPECT_EQ(send->isend(nullptr, 8, 1, nullptr, &req).code(), Code::kInvalidArgument);
-  EXPECT_EQ(recv->irecv(nullptr, 8, 1, nullptr, &req).code(), Code::kInvalidArgument);
+  EXPECT_EQ(p.send->isend(nullptr, 8, 1, nullptr, &req).code(), Code::kInvalidArgument);
+  EXPECT_EQ(p.recv->irecv(nullptr, 8, 1, nullptr, &req).code(), Code::kInvalidArgument);
   EXPECT_EQ(req, nullptr);
 }
 
