@@ -36,6 +36,12 @@ struct CollectiveArgs {
   size_t count = 0;
   DataType dtype = DataType::kFloat32;
   RedOp op = RedOp::kSum;
+  // PreMulSum (all-reduce, reduce, reduce-scatter; op is kSum): this rank's
+  // input is multiplied by its own scalar before the sum (algorithms/premul).
+  // The scalar is a dtype value in preMulScalar's first bytes. Ranks may pass
+  // different scalars; the schedule's shape does not depend on them.
+  bool preMultiply = false;
+  uint64_t preMulScalar = 0;
   int root = 0;
   // All-to-all-v, in elements, nranks entries each.
   std::vector<size_t> sendCounts, sendDispls, recvCounts, recvDispls;

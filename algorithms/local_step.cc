@@ -22,6 +22,9 @@ void runLocalStep(const Step& step, const char* src, char* dst) {
     case StepKind::kDivide:
       kernels::divideBy(dst, step.dst.bytes / dataTypeSize(step.dtype), step.dtype, step.divisor);
       break;
+    case StepKind::kScale:
+      kernels::scaleBy(dst, src, step.dst.bytes / dataTypeSize(step.dtype), step.dtype, step.scalarBits);
+      break;
     case StepKind::kEncode:
       kernels::encode(step.codec, src, step.src.bytes / dataTypeSize(step.codec.hostType), dst);
       break;

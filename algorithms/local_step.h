@@ -1,4 +1,5 @@
-// Running a schedule's local steps (copy, reduce, divide, encode, decode):
+// Running a schedule's local steps (copy, reduce, divide, scale, encode,
+// decode):
 // the one place that turns them into kernel calls, shared by the executor and
 // the schedule simulator so both compute exactly the same bytes.
 #pragma once

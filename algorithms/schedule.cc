@@ -12,6 +12,8 @@ const char* stepKindName(StepKind kind) {
     case StepKind::kCopy: return "copy";
     case StepKind::kReduce: return "reduce";
     case StepKind::kDivide: return "divide";
+    case StepKind::kScale:
+      return "scale";
     case StepKind::kEncode: return "encode";
     case StepKind::kDecode: return "decode";
   }
@@ -113,8 +115,9 @@ Status Schedule::validate(int nranks, const std::vector<size_t>& bufferBytes) co
     if (s.kind != StepKind::kRecv && s.kind != StepKind::kDivide)
       BRAID_RETURN_IF_ERROR(checkRegion(s.src, i, "src"));
     if (s.kind != StepKind::kSend) BRAID_RETURN_IF_ERROR(checkRegion(s.dst, i, "dst"));
-    if (s.kind == StepKind::kRecvReduce && s.src.bytes != s.dst.bytes)
-      return internalError("step " + std::to_string(i) + " reduces regions of different sizes");
+    if ((s.kind == StepKind::kRecvReduce || s.kind == StepKind::kScale) && s.src.bytes != s.dst.bytes)
+      return internalError("step " + std::to_string(i) + " " + stepKindName(s.kind) +
+                           "s regions of different sizes");
     if (s.kind == StepKind::kEncode || s.kind == StepKind::kDecode)
       BRAID_RETURN_IF_ERROR(checkCodecStep(s, i));
   }
@@ -197,6 +200,16 @@ Step divideStep(Region dst, DataType dtype, uint64_t divisor) {
   s.dst = dst;
   s.dtype = dtype;
   s.divisor = divisor;
+  return s;
+}
+
+Step scaleStep(Region src, Region dst, DataType dtype, uint64_t scalarBits) {
+  Step s;
+  s.kind = StepKind::kScale;
+  s.src = src;
+  s.dst = dst;
+  s.dtype = dtype;
+  s.scalarBits = scalarBits;
   return s;
 }
 

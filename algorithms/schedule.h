@@ -45,6 +45,7 @@ enum class StepKind : uint8_t {
   kCopy,        // dst = src (skipped when they are the same bytes)
   kReduce,      // dst = dst op src
   kDivide,      // dst /= divisor (Avg's one division at the end)
+  kScale,       // dst = src * scalar (PreMulSum's multiply before the sum)
   kEncode,      // dst (wire bytes) = codec.encode(src host values); quantized collectives
   kDecode,      // dst (host values) = codec.decode(src wire bytes)
 };
@@ -61,7 +62,8 @@ struct Step {
   Region dst;
   DataType dtype = DataType::kUint8;  // for reductions / division
   RedOp op = RedOp::kSum;
-  uint64_t divisor = 1;
+  uint64_t divisor = 1;     // kDivide
+  uint64_t scalarBits = 0;  // kScale: the scalar, a dtype value in its first bytes (kernels::scaleBy)
   uint8_t tagKind = 0;  // which collective, folded into wire tags to catch mismatched calls
   kernels::CodecParams codec;  // kEncode / kDecode only
   uint32_t depBegin = 0, depCount = 0;  // into Schedule::deps
@@ -99,6 +101,7 @@ Step recvStep(int peer, Region dst, uint8_t tagKind);
 Step recvReduceStep(int peer, Region src, Region dst, DataType dtype, RedOp op, uint8_t tagKind);
 Step copyStep(Region src, Region dst);
 Step divideStep(Region dst, DataType dtype, uint64_t divisor);
+Step scaleStep(Region src, Region dst, DataType dtype, uint64_t scalarBits);
 // src: host values (codec.hostType); dst: their encodedBytes() wire bytes.
 Step encodeStep(const kernels::CodecParams& codec, Region src, Region dst);
 // src: wire bytes; dst: the host values they decode to.

@@ -92,7 +92,8 @@ typedef enum BRAID_ENUM_INT {
 
 /* Avg divides once, at the end, by the number of ranks (integer division for
  * integer types). Low-precision floats are reduced through fp32 and rounded
- * back to nearest-even after each step. */
+ * back to nearest-even after each step. PreMulSum ops come from
+ * braidRedOpCreatePreMulSum (below) and take values from braidNumOps up. */
 typedef enum BRAID_ENUM_INT {
   braidSum = 0,
   braidProd = 1,
@@ -253,6 +254,25 @@ BRAID_API braidResult_t braidSend(const void* sendbuff, size_t count, braidDataT
 BRAID_API braidResult_t braidRecv(void* recvbuff, size_t count, braidDataType_t datatype,
                                   int peer, braidComm_t comm, braidStream_t stream);
 BRAID_API braidResult_t braidBarrier(braidComm_t comm, braidStream_t stream);
+
+/* ---- PreMulSum ------------------------------------------------------------
+ * A sum in which each rank's input is first multiplied by a scalar of its
+ * own, as NCCL's ncclRedOpCreatePreMulSum (e.g. gradients scaled by 1/nranks
+ * within the all-reduce). The op made here is valid on `comm` only, for
+ * all-reduce, reduce and reduce-scatter of `datatype` only, until
+ * braidRedOpDestroy; ops already issued keep their scalar. The product
+ * follows Prod's rules (integers wrap, low-precision floats through fp32 and
+ * rounded back once). Ranks may pass different scalars but must all use a
+ * PreMulSum op for the call.
+ *
+ * braidScalarHostImmediate: *scalar (one value of datatype, in host memory)
+ * is read once, here. braidScalarDevice (a scalar read from device memory
+ * when the op runs) is NotSupported in this version. */
+typedef enum BRAID_ENUM_INT { braidScalarDevice = 0, braidScalarHostImmediate = 1 } braidScalarResidence_t;
+
+BRAID_API braidResult_t braidRedOpCreatePreMulSum(braidRedOp_t* op, void* scalar, braidDataType_t datatype,
+                                                  braidScalarResidence_t residence, braidComm_t comm);
+BRAID_API braidResult_t braidRedOpDestroy(braidRedOp_t op, braidComm_t comm);
 
 /* ---- Quantized collectives ---------------------------------------------- */
 

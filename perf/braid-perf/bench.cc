@@ -6,6 +6,7 @@
 
 #include "calls.h"
 #include "checks.h"
+#include "codec.h"
 #include "device_buffers.h"
 #include "types.h"
 
@@ -53,6 +54,27 @@ double combineTime(const RankContext& ctx, TimeReduce how, double usec) {
   return v;
 }
 
+// The op a cell's calls use: the plan's, or for premulsum one made on the
+// communicator with this rank's scalar, destroyed with the cell.
+struct MadeOp {
+  MadeOp(const RankContext& ctx, const ValuePlan& plan) : comm(ctx.comm), op(plan.op) {
+    if (plan.op != kPreMulSumOp) return;
+    alignas(8) unsigned char scalar[8] = {};
+    storeInt(scalar, 0, plan.type, preMulScalar(plan, ctx.rank));
+    check(ctx, "braidRedOpCreatePreMulSum",
+          braidRedOpCreatePreMulSum(&op, scalar, plan.type, braidScalarHostImmediate, ctx.comm));
+    made = true;
+  }
+  ~MadeOp() {
+    if (made) braidRedOpDestroy(op, comm);
+  }
+  MadeOp(const MadeOp&) = delete;
+  MadeOp& operator=(const MadeOp&) = delete;
+  braidComm_t comm;
+  braidRedOp_t op;
+  bool made = false;
+};
+
 }  // namespace
 
 void fatal(const RankContext& ctx, const char* what, braidResult_t rc) {
@@ -80,7 +102,8 @@ Result runCell(const RankContext& ctx, const PerfOptions& opts, const Layout& la
   Result result;
   CallBuffers host{};
   const CallBuffers cb = prepare(ctx, opts, layout, plan, inPlace, buffers, &host);
-  CallArgs args{cb.send,   cb.recv,  layout.count, plan.type, plan.op,
+  const MadeOp op(ctx, plan);
+  CallArgs args{cb.send,   cb.recv,  layout.count, plan.type, op.op,
                 opts.root, ctx.rank, ctx.nranks,   ctx.comm,  ctx.stream};
   auto call = [&] { return callCollective(coll.kind, args); };
 

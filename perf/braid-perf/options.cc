@@ -43,7 +43,8 @@ void addFlags(CLI::App* sub, PerfOptions& o, RawFlags& raw) {
                   "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 "
                   "f8e5m2, or all")
       ->capture_default_str();
-  sub->add_option("-o,--op", raw.op, "sum prod max min avg, or all (reducing collectives)")
+  sub->add_option("-o,--op", raw.op,
+                  "sum prod max min avg premulsum (alias mulsum), or all (reducing collectives)")
       ->capture_default_str();
   sub->add_option("-r,--root", o.root, "Root rank (broadcast, reduce)")
       ->capture_default_str()

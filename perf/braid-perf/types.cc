@@ -39,7 +39,8 @@ const std::array<std::pair<const char*, braidDataType_t>, 9> kTypeAliases = {{
     {"bf16", braidBfloat16},
 }};
 
-const std::array<const char*, braidNumOps> kOpNames = {"sum", "prod", "max", "min", "avg"};
+// Indexed by op; the last is kPreMulSumOp.
+const std::array<const char*, braidNumOps + 1> kOpNames = {"sum", "prod", "max", "min", "avg", "premulsum"};
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -73,7 +74,8 @@ std::optional<braidDataType_t> parseType(const std::string& name) {
 const char* opName(braidRedOp_t op) { return kOpNames.at(static_cast<size_t>(op)); }
 
 const std::vector<braidRedOp_t>& allOps() {
-  static const std::vector<braidRedOp_t> ops = {braidSum, braidProd, braidMax, braidMin, braidAvg};
+  static const std::vector<braidRedOp_t> ops = {braidSum, braidProd, braidMax,
+                                                braidMin, braidAvg,  kPreMulSumOp};
   return ops;
 }
 
@@ -82,6 +84,7 @@ std::optional<braidRedOp_t> parseOp(const std::string& name) {
   for (size_t i = 0; i < kOpNames.size(); ++i) {
     if (n == kOpNames[i]) return static_cast<braidRedOp_t>(i);
   }
+  if (n == "mulsum") return kPreMulSumOp;  // nccl-tests' name
   return std::nullopt;
 }
 

@@ -33,7 +33,11 @@ const std::vector<braidDataType_t>& allTypes();  // braid's order (NCCL's)
 // case-insensitive. std::nullopt when unknown.
 std::optional<braidDataType_t> parseType(const std::string& name);
 
-const char* opName(braidRedOp_t op);  // "sum", "prod", "max", "min", "avg"
+// braid-perf's name for a PreMulSum: each call uses one made on the
+// communicator with the rank's scalar (values.h's preMulScalar).
+constexpr braidRedOp_t kPreMulSumOp = static_cast<braidRedOp_t>(braidNumOps);
+
+const char* opName(braidRedOp_t op);  // "sum", "prod", "max", "min", "avg", "premulsum"
 const std::vector<braidRedOp_t>& allOps();
 std::optional<braidRedOp_t> parseOp(const std::string& name);
 

@@ -75,6 +75,12 @@ ValuePlan makePlan(braidDataType_t type, std::optional<braidRedOp_t> op, int nra
       range(perRank, true);
       p.limit = limit;
       break;
+    case kPreMulSumOp:
+      p.scaled = perRank / 2 > 0;
+      p.kind = p.scaled ? Kind::kSum : Kind::kSumSparse;
+      range(perRank / 2, true);
+      p.limit = limit;
+      break;
     case braidAvg:
     default:
       if (!t.isFloat) {
@@ -127,11 +133,17 @@ int64_t inputValue(const ValuePlan& p, int rank, uint64_t index) {
   return 0;
 }
 
+int64_t preMulScalar(const ValuePlan& p, int rank) { return p.scaled ? 1 + rank % 2 : 1; }
+
 int64_t reducedValue(const ValuePlan& p, uint64_t index) {
-  int64_t acc = inputValue(p, 0, index);
+  const bool premul = p.op == kPreMulSumOp;
+  int64_t acc = inputValue(p, 0, index) * (premul ? preMulScalar(p, 0) : 1);
   for (int r = 1; r < p.nranks; ++r) {
     const int64_t v = inputValue(p, r, index);
     switch (p.op) {
+      case kPreMulSumOp:
+        acc += v * preMulScalar(p, r);
+        break;
       case braidSum:
       case braidAvg:
         acc += v;

@@ -13,6 +13,10 @@
 //    divides the sum by nranks with integer division); float types use
 //    v_r = c + w_r - w_{(r+1) mod n}, whose sum is exactly n*c, so the one
 //    final division gives the integer c.
+//  - premulsum: rank r's scalar is 1 or 2 (r odd) and the inputs are at most
+//    half what sum allows, so every partial sum of products is as exact as
+//    sum's; where that half is 0 (few exact integers, many ranks) the
+//    scalars are all 1 and the sparse inputs of sum are used.
 //  - data movement (broadcast, all-gather, all-to-all, send/recv): any
 //    representable value, varying with rank and index so that a misplaced
 //    block shows.
@@ -38,7 +42,11 @@ struct ValuePlan {
   int maxTwos = 0;         // kProd
   int64_t centre = 0;      // kAvgFloat: |c| <= centre
   int64_t wobble = 0;      // kAvgFloat: w in [0, wobble]
+  bool scaled = false;     // premulsum with scalars 1, 2, 1, ... (else all 1)
 };
+
+// Rank r's scalar of a premulsum plan.
+int64_t preMulScalar(const ValuePlan& plan, int rank);
 
 // The largest magnitude braid-perf puts in an element of this type: the
 // type's exact-integer limit, capped at 2^20 (plenty to catch misplaced

@@ -19,7 +19,6 @@ namespace core = braid::core;
 namespace {
 
 braid::DataType dt(braidDataType_t t) { return static_cast<braid::DataType>(t); }
-braid::RedOp ro(braidRedOp_t op) { return static_cast<braid::RedOp>(op); }
 
 // The bytes a collective reads and writes on this rank (0: none), for
 // staging device buffers; elementwise: output element i depends on input
@@ -102,7 +101,9 @@ Status launchCollective(braidComm_t comm, braidStream_t stream, const braid::alg
   core::CudaStreamOrder* order = stream ? stream->stream.cudaOrder() : nullptr;
   if (__builtin_expect(braid::kernels::deviceModule() != nullptr, 0) &&
       core::needsStaging(extents.input ? input : nullptr, extents.output ? output : nullptr, order)) {
-    if (core::hasDirectForm(args.collective) && !args.quantized) {
+    // PreMulSum's scaling is a host step of the staged op (device-direct
+    // reduces with the module's kernels, which have no scaling).
+    if (core::hasDirectForm(args.collective) && !args.quantized && !args.preMultiply) {
       bool direct = false;
       BRAID_RETURN_IF_ERROR(launchDirect(comm, stream, order, args, input, output, extents, &direct));
       if (direct) return Status::ok();
@@ -153,6 +154,12 @@ void withCodec(const braid::kernels::CodecParams* codec, braid::algo::Collective
   args->codec = *codec;
 }
 
+void withOp(const api::ResolvedOp& red, braid::algo::CollectiveArgs* args) {
+  args->op = red.op;
+  args->preMultiply = red.preMultiply;
+  args->preMulScalar = red.preMulScalar;
+}
+
 #define CHECK(expr) BRAID_RETURN_IF_ERROR(expr)
 
 Status allReduce(const void* send, void* recv, size_t count, braidDataType_t t, braidRedOp_t op,
@@ -160,14 +167,15 @@ Status allReduce(const void* send, void* recv, size_t count, braidDataType_t t, 
   const char* fn = "braidAllReduce";
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
-  CHECK(api::checkRedOp(fn, op));
+  api::ResolvedOp red;
+  CHECK(api::checkRedOp(fn, comm, op, t, &red));
   size_t bytes = 0;
   CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
   CHECK(api::checkBuffer(fn, "sendbuff", send, bytes));
   CHECK(api::checkBuffer(fn, "recvbuff", recv, bytes));
   CHECK(api::checkOverlap(fn, send, bytes, recv, bytes, send == recv, "in place means sendbuff == recvbuff"));
   auto args = argsOf(comm, Collective::kAllReduce, count, t);
-  args.op = ro(op);
+  withOp(red, &args);
   return launchCollective(comm, stream, args, send, recv, {bytes, bytes, true});
 }
 
@@ -193,7 +201,8 @@ Status reduce(const void* send, void* recv, size_t count, braidDataType_t t, bra
   const char* fn = "braidReduce";
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
-  CHECK(api::checkRedOp(fn, op));
+  api::ResolvedOp red;
+  CHECK(api::checkRedOp(fn, comm, op, t, &red));
   CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
   size_t bytes = 0;
   CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
@@ -204,7 +213,7 @@ Status reduce(const void* send, void* recv, size_t count, braidDataType_t t, bra
     CHECK(api::checkOverlap(fn, send, bytes, recv, bytes, send == recv, "in place means sendbuff == recvbuff"));
   }
   auto args = argsOf(comm, Collective::kReduce, count, t);
-  args.op = ro(op);
+  withOp(red, &args);
   args.root = root;
   return launchCollective(comm, stream, args, send, isRoot ? recv : nullptr,
                           {bytes, isRoot ? bytes : 0, true});
@@ -241,7 +250,8 @@ Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataTy
   const char* fn = "braidReduceScatter";
   CHECK(api::checkComm(fn, comm));
   CHECK(api::checkDataType(fn, t));
-  CHECK(api::checkRedOp(fn, op));
+  api::ResolvedOp red;
+  CHECK(api::checkRedOp(fn, comm, op, t, &red));
   const int n = comm->impl->nranks(), r = comm->impl->rank();
   size_t bytes = 0, total = 0;
   CHECK(api::checkBytes(fn, "recvcount", recvcount, t, 1, &bytes));
@@ -252,7 +262,7 @@ Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataTy
   CHECK(api::checkOverlap(fn, send, total, recv, bytes, inPlace,
                           "in place means recvbuff == sendbuff + rank * recvcount"));
   auto args = argsOf(comm, Collective::kReduceScatter, recvcount, t);
-  args.op = ro(op);
+  withOp(red, &args);
   return launchCollective(comm, stream, args, send, recv, {total, bytes, false, static_cast<size_t>(n), 1});
 }
 

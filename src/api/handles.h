@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "api/user_ops.h"
 #include "base/status.h"
 #include "core/communicator.h"
 #include "core/device_staging.h"
@@ -22,6 +23,7 @@ struct braidComm {
   // braidCommAbort (or Destroy) on another thread never frees the handle under
   // a call that is still running and about to record its error here.
   std::atomic<int> pins{1};
+  braid::api::UserRedOps userOps;  // braidRedOpCreatePreMulSum's
 };
 
 struct braidStream {

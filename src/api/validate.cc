@@ -40,3 +40,13 @@ Status overlap(const char* fn, const char* inPlaceRule) {
 }
 
 }  // namespace braid::api::failed
+
+namespace braid::api {
+
+Status resolveMadeOp(const char* fn, braidComm_t comm, braidRedOp_t op, braidDataType_t dtype,
+                     ResolvedOp* out) {
+  if (static_cast<int>(op) < braidNumOps) return failed::redOp(fn, op);
+  return comm->userOps.resolve(fn, op, static_cast<DataType>(dtype), out);
+}
+
+}  // namespace braid::api

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "api/handles.h"
+#include "api/user_ops.h"
 #include "base/status.h"
 #include "base/types.h"
 
@@ -41,9 +42,15 @@ inline Status checkDataType(const char* fn, braidDataType_t dtype) {
   return Status::ok();
 }
 
-inline Status checkRedOp(const char* fn, braidRedOp_t op) {
+// A built-in op, or one made on comm (api/user_ops.h) for dtype, which must be
+// valid: *out says how the call runs it.
+[[gnu::cold]] Status resolveMadeOp(const char* fn, braidComm_t comm, braidRedOp_t op, braidDataType_t dtype,
+                                   ResolvedOp* out);
+inline Status checkRedOp(const char* fn, braidComm_t comm, braidRedOp_t op, braidDataType_t dtype,
+                         ResolvedOp* out) {
   if (!isValidRedOp(static_cast<int>(op))) [[unlikely]]
-    return failed::redOp(fn, op);
+    return resolveMadeOp(fn, comm, op, dtype, out);
+  out->op = static_cast<RedOp>(op);
   return Status::ok();
 }
 

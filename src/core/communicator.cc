@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "algorithms/premul/pre_multiply.h"
 #include "algorithms/quantized/quantized.h"
 #include "base/env.h"
 #include "base/log.h"
@@ -184,6 +185,8 @@ bool keyOf(const algo::CollectiveArgs& args, PlanKey* key) {
   key->op = static_cast<uint8_t>(args.op);
   key->rootOrPeer = args.root;
   key->count = args.count;
+  key->preMultiply = args.preMultiply;
+  key->preMulScalar = args.preMultiply ? args.preMulScalar : 0;
   if (args.quantized) {
     // Pre-encoded plans move wire bytes only: another variant of the same call.
     key->variant = static_cast<uint8_t>(static_cast<int>(args.codec.format) + 1 + (args.preEncoded ? 8 : 0));
@@ -210,6 +213,10 @@ Status Communicator::buildPlan(const algo::CollectiveArgs& args, std::shared_ptr
   tuned.chunkBytes = pick.chunkBytes;
   tuned.hostOf = topology_.hostOf;  // hierarchical algorithms (the others ignore it)
   algo::Schedule schedule;
+  if (args.preMultiply) {
+    BRAID_RETURN_IF_ERROR(algo::buildPreMultiplied(*pick.algorithm, tuned, &schedule));
+    return makeOwnPlan(std::move(schedule), std::string("premul+") + pick.algorithm->name, out);
+  }
   BRAID_RETURN_IF_ERROR(pick.algorithm->build(tuned, &schedule));
   return makeOwnPlan(std::move(schedule), pick.algorithm->name, out);
 }
@@ -220,6 +227,8 @@ Status Communicator::buildCollective(const algo::CollectiveArgs& args, const voi
   op->dtype = args.dtype;
   op->count = args.count;
   op->redOp = args.op;
+  op->preMultiply = args.preMultiply;
+  op->preMulScalar = args.preMulScalar;
   if (args.collective == algo::Collective::kBroadcast || args.collective == algo::Collective::kReduce)
     op->rootOrPeer = args.root;
   op->buffers = BufferList({const_cast<void*>(input), 0}, {output, 0});
@@ -399,6 +408,8 @@ SlotCall Communicator::slotCallOf(const Op& op, uint64_t ticket) {
   call.collective = op.collective;
   call.dtype = op.dtype;
   call.op = op.redOp;
+  call.preMultiply = op.preMultiply;
+  call.preMulScalar = op.preMulScalar;
   call.count = op.count;
   call.root = op.rootOrPeer < 0 ? 0 : op.rootOrPeer;
   call.input = op.buffers[0].data;

@@ -53,6 +53,8 @@ struct Op {
   size_t count = 0;
   int rootOrPeer = -1;
   RedOp redOp = RedOp::kSum;
+  bool preMultiply = false;  // PreMulSum, with this rank's scalar (algo::CollectiveArgs)
+  uint64_t preMulScalar = 0;
   // kNone: the executor runs the plan. Else the op runs on the communicator's
   // shared slots (slot_collectives.h) and has no plan: the communicator's
   // planOf() names it for the flight recorder, with no reference to count.

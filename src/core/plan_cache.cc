@@ -4,11 +4,12 @@ namespace braid::core {
 
 size_t PlanKeyHash::operator()(const PlanKey& k) const {
   // Looked up on every call: a few multiply-xorshift rounds over the fields
-  // packed into four words, not a byte-at-a-time hash.
-  const uint64_t words[4] = {
-      uint64_t{k.collective} | uint64_t{k.dtype} << 8 | uint64_t{k.op} << 16 | uint64_t{k.variant} << 24 |
-          uint64_t{k.codecHost} << 32,
-      static_cast<uint32_t>(k.rootOrPeer), k.count, uint64_t{k.codecBlock} | uint64_t{k.codecScaleBits} << 32};
+  // packed into five words, not a byte-at-a-time hash.
+  const uint64_t words[5] = {uint64_t{k.collective} | uint64_t{k.dtype} << 8 | uint64_t{k.op} << 16 |
+                                 uint64_t{k.variant} << 24 | uint64_t{k.codecHost} << 32 |
+                                 uint64_t{k.preMultiply} << 40,
+                             static_cast<uint32_t>(k.rootOrPeer), k.count,
+                             uint64_t{k.codecBlock} | uint64_t{k.codecScaleBits} << 32, k.preMulScalar};
   uint64_t h = 0x9e3779b97f4a7c15ull;
   for (uint64_t w : words) {
     h = (h ^ w) * 0xbf58476d1ce4e5b9ull;

@@ -1,7 +1,7 @@
 // PlanCache: the communicator's recent plans, by the shape of the call.
 //
 // A plan depends only on the call's shape (collective, count, dtype, op,
-// root or peer, codec), never on its buffers, and the tuner's pick is fixed
+// root or peer, codec, PreMulSum's scalar), never on its buffers, and the tuner's pick is fixed
 // per communicator, so a repeated call can reuse the plan of the first. Bounded
 // by entries and by steps held (a 1 GiB ring on many ranks has tens of
 // thousands of steps); the least recently used plans go first.
@@ -29,6 +29,8 @@ struct PlanKey {
   uint32_t codecBlock = 0;      // quantized only: fp8 block size
   uint32_t codecScaleBits = 0;  // quantized only: the loss scale's float bits
   uint8_t codecHost = 0;
+  bool preMultiply = false;
+  uint64_t preMulScalar = 0;  // PreMulSum's scalar: the scaling step carries it
   bool operator==(const PlanKey&) const = default;
 };
 

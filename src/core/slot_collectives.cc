@@ -67,6 +67,7 @@ class Waiter {
         deadline_(ctx.timeoutMs, ctx.startedAt) {}
 
   uint64_t signature() const { return signature_; }
+  const SlotCall& call() const { return call_; }
 
   // Every rank but this one when who == kEveryone, else rank `who`.
   Status wait(int who, uint32_t opNumber, const char* why) {
@@ -209,10 +210,16 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
   return SlotPath::kNone;
 }
 
+// In a signature's op byte: the sum is a PreMulSum (ranks may pass different
+// scalars, but all must pre-multiply or none).
+constexpr int kPreMulBit = 0x80;
+
 uint64_t slotSignature(const SlotCall& c) {
   const bool rooted = c.collective == Collective::kBroadcast || c.collective == Collective::kReduce;
   return static_cast<uint64_t>(c.collective) | static_cast<uint64_t>(c.dtype) << 8 |
-         static_cast<uint64_t>(reduces(c.collective) ? static_cast<int>(c.op) : 0) << 16 |
+         static_cast<uint64_t>(
+             reduces(c.collective) ? static_cast<int>(c.op) | (c.preMultiply ? kPreMulBit : 0) : 0)
+             << 16 |
          static_cast<uint64_t>(rooted ? c.root & 0xffff : 0) << 24 |
          static_cast<uint64_t>(c.count & 0xffffff) << 40;
 }
@@ -221,7 +228,8 @@ std::string describeSlotSignature(uint64_t s) { return describeSlotSignature(s, 
 
 std::string describeSlotSignature(uint64_t s, uint64_t count) {
   const int kind = static_cast<int>(s & 0xff), type = static_cast<int>(s >> 8 & 0xff),
-            op = static_cast<int>(s >> 16 & 0xff);
+            op = static_cast<int>(s >> 16 & 0x7f);
+  const bool preMultiplied = (s >> 16 & kPreMulBit) != 0;
   if (kind < 1 || kind >= algo::kNumCollectives || !isValidDataType(type) || !isValidRedOp(op))
     return "an unknown collective (signature " + std::to_string(s) + ")";
   const auto c = static_cast<Collective>(kind);
@@ -232,13 +240,23 @@ std::string describeSlotSignature(uint64_t s, uint64_t count) {
   if (c == Collective::kSendRecv) return "a send or receive (or a group of them)";
   if (c == Collective::kAllToAllv) return out + " of " + dataTypeName(static_cast<DataType>(type));
   out += " of " + std::to_string(count) + " x " + dataTypeName(static_cast<DataType>(type));
-  if (reduces(c)) out += std::string(" (") + redOpName(static_cast<RedOp>(op)) + ")";
+  if (reduces(c))
+    out += std::string(" (") + (preMultiplied ? "premulsum" : redOpName(static_cast<RedOp>(op))) + ")";
   if (c == Collective::kBroadcast || c == Collective::kReduce)
     out += " with root " + std::to_string(s >> 24 & 0xffff);
   return out;
 }
 
 namespace {
+
+// This rank's input into its slot: PreMulSum's multiplied by its scalar (only
+// reductions pre-multiply), anything else as it is.
+void fillSlot(char* slot, const void* data, size_t bytes, const SlotCall& call) {
+  if (call.preMultiply)
+    kernels::scaleBy(slot, data, bytes / dataTypeSize(call.dtype), call.dtype, call.preMulScalar);
+  else
+    std::memcpy(slot, data, bytes);
+}
 
 // One op on the slots: this rank's `bytes` from `data` go into its slot of
 // `opNumber` (data null: the caller wrote the slot already, which is only
@@ -249,7 +267,7 @@ Status exchange(const HostSlots& slots, Waiter& waiter, uint32_t opNumber, const
   // The slot written now was last read in op opNumber - 2: every rank is past
   // it once it has published opNumber - 1 (usually seen in the last op already).
   BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, opNumber - 1, "to finish its previous op"));
-  if (data != nullptr && bytes > 0) std::memcpy(slots.mySlot(opNumber), data, bytes);
+  if (data != nullptr && bytes > 0) fillSlot(slots.mySlot(opNumber), data, bytes, waiter.call());
   slots.setMySignature(opNumber, waiter.signature());
   slots.publish(opNumber);
   if (Status waited = waiter.wait(who, opNumber, why); !waited.isOk()) {
@@ -297,8 +315,12 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
     const uint32_t gather = ++*opNumber;
     BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, gather - 1, "to finish its previous op"));
     char* slot = slots.mySlot(gather);
-    std::memcpy(slot, in + off * es, lo * es);
-    std::memcpy(slot + hi * es, in + (off + hi) * es, (len - hi) * es);
+    if (call.preMultiply) {  // the own block is read scaled too: from the slot
+      fillSlot(slot, in + off * es, len * es, call);
+    } else {
+      std::memcpy(slot, in + off * es, lo * es);
+      std::memcpy(slot + hi * es, in + (off + hi) * es, (len - hi) * es);
+    }
     BRAID_RETURN_IF_ERROR(
         exchange(slots, waiter, gather, nullptr, 0, kEveryone, "to publish its input", ctx));
 
@@ -306,7 +328,9 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
     // order, goes to the same place in its next slot (every rank is past that
     // slot's last use: all published `gather`).
     const uint32_t fold = ++*opNumber;
-    auto source = [&](int r) { return r == me ? in + (off + lo) * es : slots.slot(r, gather) + lo * es; };
+    auto source = [&](int r) {
+      return r == me && !call.preMultiply ? in + (off + lo) * es : slots.slot(r, gather) + lo * es;
+    };
     char* mine = slots.mySlot(fold) + lo * es;
     kernels::reduce(mine, source(0), source(1), count, call.dtype, call.op);
     for (int r = 2; r < n; ++r) kernels::reduce(mine, mine, source(r), count, call.dtype, call.op);

@@ -50,6 +50,10 @@ struct SlotCall {
   void* output = nullptr;
   SlotPath path = SlotPath::kWhole;
   uint64_t ticket = 0;  // the op's place in the communicator's order (HostSlots::announce)
+  // PreMulSum (op kSum): the input goes into the slot multiplied by the scalar
+  // (as in algo::CollectiveArgs), so that the sums read scaled inputs only.
+  bool preMultiply = false;
+  uint64_t preMulScalar = 0;
 };
 
 // How `args` (a collective of `nranks`) runs on slots of `slotBytes`.

@@ -55,6 +55,11 @@ void divideBy(void* data, size_t count, DataType type, uint64_t divisor) {
   activeKernels().divide[static_cast<int>(type)](data, count, divisor);
 }
 
+void scaleBy(void* dst, const void* src, size_t count, DataType type, uint64_t scalarBits) {
+  if (count == 0) return;
+  activeKernels().scale[static_cast<int>(type)](dst, src, count, scalarBits);
+}
+
 const char* implementationName() { return activeKernels().name; }
 
 }  // namespace braid::kernels

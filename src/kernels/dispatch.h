@@ -15,6 +15,7 @@ namespace braid::kernels {
 
 using ReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count);
 using DivideFn = void (*)(void* data, size_t count, uint64_t divisor);
+using ScaleFn = void (*)(void* dst, const void* src, size_t count, uint64_t scalarBits);
 
 struct KernelTable {
   const char* name;
@@ -22,6 +23,7 @@ struct KernelTable {
   ReduceFn reduce[kNumDataTypes][kNumRedOps];
   // Called with divisor >= 1 only.
   DivideFn divide[kNumDataTypes];
+  ScaleFn scale[kNumDataTypes];
 };
 
 // The portable baseline, always present.
@@ -39,7 +41,7 @@ bool cpuSupportsAvx2();
 // while forced.
 const KernelTable& activeKernels();
 
-// Test hook: while true, reduce() and divideBy() use the baseline. Not for
+// Test hook: while true, reduce(), divideBy() and scaleBy() use the baseline. Not for
 // production code paths; safe to flip between calls from one thread.
 void forceBaselineForTesting(bool force);
 

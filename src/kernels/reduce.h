@@ -43,6 +43,13 @@ void reduce(void* dst, const void* a, const void* b, size_t count, DataType type
 // back with convert.h's rules. divisor must be >= 1; 0 leaves data unchanged.
 void divideBy(void* data, size_t count, DataType type, uint64_t divisor);
 
+// dst[i] = src[i] * scalar, for PreMulSum: each rank's input multiplied by
+// its own scalar before the sum. The scalar is a value of `type`, held in the
+// first dataTypeSize(type) bytes of scalarBits (as memcpy puts it there), and
+// the product follows Prod's rules above (narrow floats: both widened to fp32,
+// multiplied, rounded back once). dst may alias src exactly, never partially.
+void scaleBy(void* dst, const void* src, size_t count, DataType type, uint64_t scalarBits);
+
 // Name of the implementation in use: "avx2+f16c" or "baseline". Static string.
 const char* implementationName();
 

@@ -99,6 +99,29 @@ void divideSame(void* data, size_t n, uint64_t divisor) {
   }
 }
 
+// The scalar of a PreMulSum as a T: its bytes are the first sizeof(T) of bits.
+template <class T>
+T scalarAs(uint64_t bits) {
+  T v;
+  __builtin_memcpy(&v, &bits, sizeof(T));
+  return v;
+}
+
+// d = s * scalar (ProdOp's rules: integers wrap, floats one IEEE multiply).
+template <class T>
+void scaleSame(void* dst, const void* src, size_t n, uint64_t scalarBits) {
+  const T k = scalarAs<T>(scalarBits);
+  T* d = static_cast<T*>(dst);
+  const T* s = static_cast<const T*>(src);
+  if (d == s) {
+    for (size_t i = 0; i < n; ++i) d[i] = ProdOp::apply(d[i], k);
+  } else {
+    T* __restrict rd = d;
+    const T* __restrict rs = s;
+    for (size_t i = 0; i < n; ++i) rd[i] = ProdOp::apply(rs[i], k);
+  }
+}
+
 // --- Narrow floats: blocks widened to fp32 on the stack. ----------------------
 
 // Scalar codecs, for the baseline and for tails under 8 elements.
@@ -170,6 +193,33 @@ void divideNarrow(void* data, size_t n, uint64_t divisor) {
   }
 }
 
+// The scalar is a value of the format too: widened like the data, so that the
+// product is the one ProdOp gives two elements of the format.
+template <class Codec>
+float narrowScalar(uint64_t scalarBits) {
+  using S = typename Codec::Storage;
+  const S code = scalarAs<S>(scalarBits);
+  float k;
+  Codec::decode(&code, &k, 1);
+  return k;
+}
+
+// Each block is fully read before it is written, so dst may alias src.
+template <class Codec>
+void scaleNarrow(void* dst, const void* src, size_t n, uint64_t scalarBits) {
+  using S = typename Codec::Storage;
+  S* d = static_cast<S*>(dst);
+  const S* s = static_cast<const S*>(src);
+  const float k = narrowScalar<Codec>(scalarBits);
+  alignas(64) float f[kNarrowBlock];
+  for (size_t i = 0; i < n; i += kNarrowBlock) {
+    const size_t m = n - i < kNarrowBlock ? n - i : kNarrowBlock;
+    Codec::decode(s + i, f, m);
+    for (size_t j = 0; j < m; ++j) f[j] = f[j] * k;
+    Codec::encode(f, d + i, m);
+  }
+}
+
 #if defined(BRAID_KERNELS_NARROW_AVX2)
 // Eight elements per step entirely in registers; the tail (< 8) goes through
 // the blocked scalar path, which gives the same bits.
@@ -193,6 +243,17 @@ void divideNarrowVec(void* data, size_t n, uint64_t divisor) {
   for (; i + 8 <= n; i += 8) Vec::store(p + i, _mm256_div_ps(Vec::load(p + i), dv));
   if (i < n) divideNarrow<Codec>(p + i, n - i, divisor);
 }
+
+template <class Vec, class Codec>
+void scaleNarrowVec(void* dst, const void* src, size_t n, uint64_t scalarBits) {
+  using S = typename Vec::Storage;
+  S* d = static_cast<S*>(dst);
+  const S* s = static_cast<const S*>(src);
+  const __m256 k = _mm256_set1_ps(narrowScalar<Codec>(scalarBits));
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) Vec::store(d + i, _mm256_mul_ps(Vec::load(s + i), k));
+  if (i < n) scaleNarrow<Codec>(d + i, s + i, n - i, scalarBits);
+}
 #endif
 
 // --- The table. --------------------------------------------------------------
@@ -206,6 +267,7 @@ constexpr void fillSame(KernelTable& t, DataType type) {
   row[static_cast<int>(RedOp::kMin)] = &reduceSame<T, MinOp>;
   row[static_cast<int>(RedOp::kAvg)] = &reduceSame<T, SumOp>;
   t.divide[static_cast<int>(type)] = &divideSame<T>;
+  t.scale[static_cast<int>(type)] = &scaleSame<T>;
 }
 
 // Vec: the register-resident codec where this ISA has one, else void.
@@ -220,6 +282,7 @@ constexpr void fillNarrow(KernelTable& t, DataType type) {
     row[static_cast<int>(RedOp::kMin)] = &reduceNarrowVec<Vec, Codec, MinOp>;
     row[static_cast<int>(RedOp::kAvg)] = &reduceNarrowVec<Vec, Codec, SumOp>;
     t.divide[static_cast<int>(type)] = &divideNarrowVec<Vec, Codec>;
+    t.scale[static_cast<int>(type)] = &scaleNarrowVec<Vec, Codec>;
     return;
   }
 #endif
@@ -229,6 +292,7 @@ constexpr void fillNarrow(KernelTable& t, DataType type) {
   row[static_cast<int>(RedOp::kMin)] = &reduceNarrow<Codec, MinOp>;
   row[static_cast<int>(RedOp::kAvg)] = &reduceNarrow<Codec, SumOp>;
   t.divide[static_cast<int>(type)] = &divideNarrow<Codec>;
+  t.scale[static_cast<int>(type)] = &scaleNarrow<Codec>;
 }
 
 constexpr KernelTable makeKernelTable(const char* name) {

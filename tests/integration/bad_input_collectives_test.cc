@@ -200,6 +200,42 @@ std::vector<BadCall> badCalls(braidComm_t comm, int rank, uint8_t* arena, size_t
   add("Recv count SIZE_MAX", "count",
       [=] { return braidRecv(d, SIZE_MAX, braidInt32, peer, comm, nullptr); });
   add("Recv datatype 99", "datatype", [=] { return braidRecv(d, kCount, kBadType, peer, comm, nullptr); });
+  // PreMulSum: made ops are checked against the call's datatype and must be
+  // live; making and destroying them checks every argument.
+  static const float kTwo = 2.0f;
+  void* two = const_cast<float*>(&kTwo);
+  braidRedOp_t f32Op = braidSum, goneOp = braidSum;
+  EXPECT_EQ(braidRedOpCreatePreMulSum(&f32Op, two, braidFloat32, braidScalarHostImmediate, comm),
+            braidSuccess);
+  EXPECT_EQ(braidRedOpCreatePreMulSum(&goneOp, two, braidFloat32, braidScalarHostImmediate, comm),
+            braidSuccess);
+  EXPECT_EQ(braidRedOpDestroy(goneOp, comm), braidSuccess);
+  add("AllReduce PreMulSum of float32 on int32", "PreMulSum of float",
+      [=] { return braidAllReduce(s, d, kCount, braidInt32, f32Op, comm, nullptr); });
+  add("ReduceScatter PreMulSum destroyed", "op",
+      [=] { return braidReduceScatter(s, d, kCount, braidFloat32, goneOp, comm, nullptr); });
+  add("RedOpCreatePreMulSum op NULL", "op",
+      [=] { return braidRedOpCreatePreMulSum(nullptr, two, braidFloat32, braidScalarHostImmediate, comm); });
+  add("RedOpCreatePreMulSum scalar NULL", "scalar", [=] {
+    braidRedOp_t op;
+    return braidRedOpCreatePreMulSum(&op, nullptr, braidFloat32, braidScalarHostImmediate, comm);
+  });
+  add("RedOpCreatePreMulSum datatype 99", "datatype", [=] {
+    braidRedOp_t op;
+    return braidRedOpCreatePreMulSum(&op, two, kBadType, braidScalarHostImmediate, comm);
+  });
+  add("RedOpCreatePreMulSum residence 7", "residence", [=] {
+    braidRedOp_t op;
+    return braidRedOpCreatePreMulSum(&op, two, braidFloat32, static_cast<braidScalarResidence_t>(7), comm);
+  });
+  add("RedOpCreatePreMulSum device scalar", "braidScalarDevice", [=] {
+    braidRedOp_t op;
+    return braidRedOpCreatePreMulSum(&op, two, braidFloat32, braidScalarDevice, comm);
+  });
+  v.back().want = braidNotSupported;
+  add("RedOpDestroy built-in op", "built-in", [=] { return braidRedOpDestroy(braidSum, comm); });
+  add("RedOpDestroy destroyed op", "op", [=] { return braidRedOpDestroy(goneOp, comm); });
+  add("RedOpDestroy op 99", "op", [=] { return braidRedOpDestroy(kBadOp, comm); });
   // Queries with a NULL result pointer.
   add("CommCount count NULL", "count", [=] { return braidCommCount(comm, nullptr); });
   add("CommUserRank rank NULL", "rank", [=] { return braidCommUserRank(comm, nullptr); });

@@ -208,24 +208,44 @@ void CaseRun::collect() {
 }
 
 braidResult_t CaseRun::launchHost(braidComm_t comm, braidStream_t s, std::string* call) {
+  if (c_.op != kPreMulSum) return launchCalls(comm, s, c_.op, call);
+  // A PreMulSum made for this call alone and destroyed as soon as it is
+  // issued: a queued call keeps the scalar it was issued with.
+  braidRedOp_t op;
+  Bytes scalar = preMulScalar(c_.type, me_);
+  if (braidResult_t r =
+          braidRedOpCreatePreMulSum(&op, scalar.data(), c_.type, braidScalarHostImmediate, comm);
+      r != braidSuccess) {
+    *call = "braidRedOpCreatePreMulSum";
+    return r;
+  }
+  const braidResult_t r = launchCalls(comm, s, op, call);
+  if (braidResult_t d = braidRedOpDestroy(op, comm); d != braidSuccess && r == braidSuccess) {
+    *call = "braidRedOpDestroy";
+    return d;
+  }
+  return r;
+}
+
+braidResult_t CaseRun::launchCalls(braidComm_t comm, braidStream_t s, braidRedOp_t op, std::string* call) {
   const size_t cnt = c_.count;
   const braidDataType_t t = c_.type;
   switch (c_.coll) {
     case Coll::kAllReduce:
       *call = "braidAllReduce";
-      return braidAllReduce(sendPtr_, recvPtr_, cnt, t, c_.op, comm, s);
+      return braidAllReduce(sendPtr_, recvPtr_, cnt, t, op, comm, s);
     case Coll::kBroadcast:
       *call = "braidBroadcast";
       return braidBroadcast(sendPtr_, recvPtr_, cnt, t, c_.root, comm, s);
     case Coll::kReduce:
       *call = "braidReduce";
-      return braidReduce(sendPtr_, recvPtr_, cnt, t, c_.op, c_.root, comm, s);
+      return braidReduce(sendPtr_, recvPtr_, cnt, t, op, c_.root, comm, s);
     case Coll::kAllGather:
       *call = "braidAllGather";
       return braidAllGather(sendPtr_, recvPtr_, cnt, t, comm, s);
     case Coll::kReduceScatter:
       *call = "braidReduceScatter";
-      return braidReduceScatter(sendPtr_, recvPtr_, cnt, t, c_.op, comm, s);
+      return braidReduceScatter(sendPtr_, recvPtr_, cnt, t, op, comm, s);
     case Coll::kAllToAll:
       *call = "braidAllToAll";
       return braidAllToAll(sendPtr_, recvPtr_, cnt, t, comm, s);

@@ -66,6 +66,8 @@ class CaseRun {
   void setupAllToAllv();
   braidResult_t launchGroup(braidComm_t comm, braidStream_t stream, std::string* call);
   braidResult_t launchHost(braidComm_t comm, braidStream_t stream, std::string* call);
+  // The case's braid calls, reductions with `op`.
+  braidResult_t launchCalls(braidComm_t comm, braidStream_t stream, braidRedOp_t op, std::string* call);
   void* onDevice(const void* hostPtr) const;
 
   Case c_;

@@ -102,8 +102,9 @@ Num gen(const TypeInfo& ti, braidRedOp_t op, int nranks, int rank, int block, si
     n.d = pick;
     return n;
   }
-  // Sum and avg: every subset of nranks values stays within the exact range.
-  const i128 bound = static_cast<i128>(ti.exactLimit / nranks);
+  // Sum and avg: every subset of nranks values stays within the exact range
+  // (PreMulSum: every subset of their products with the scalars).
+  const i128 bound = static_cast<i128>(ti.exactLimit / nranks / (op == kPreMulSum ? 3 : 1));
   n.i = uniform(r, isSigned ? -bound : 0, bound);
   n.d = static_cast<double>(n.i);
   return n;
@@ -128,6 +129,7 @@ Num combine(const TypeInfo& ti, braidRedOp_t op, Num a, Num b) {
   switch (op) {
     case braidSum:
     case braidAvg:
+    case kPreMulSum:
       return {a.i + b.i, a.d + b.d};
     case braidProd:
       return {a.i * b.i, a.d * b.d};
@@ -140,7 +142,22 @@ Num combine(const TypeInfo& ti, braidRedOp_t op, Num a, Num b) {
   }
 }
 
+int scalarOf(int rank) {
+  static const int kScalars[6] = {2, -1, 3, 0, 1, -2};
+  return kScalars[rank % 6];
+}
+
 }  // namespace
+
+Bytes preMulScalar(braidDataType_t t, int rank) {
+  const TypeInfo& ti = info(t);
+  Num k;
+  k.i = scalarOf(rank);
+  k.d = scalarOf(rank);
+  Bytes out(ti.size);
+  store(ti, k, out.data());
+  return out;
+}
 
 uint64_t mix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -152,7 +169,7 @@ uint64_t mix(uint64_t x) {
 size_t typeSize(braidDataType_t t) { return info(t).size; }
 const char* typeName(braidDataType_t t) { return info(t).name; }
 const char* opName(braidRedOp_t op) {
-  static const char* const kNames[] = {"sum", "prod", "max", "min", "avg"};
+  static const char* const kNames[] = {"sum", "prod", "max", "min", "avg", "premulsum"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -168,8 +185,13 @@ Bytes reduceExpected(braidDataType_t t, braidRedOp_t op, int nranks, int block, 
   const TypeInfo& ti = info(t);
   Bytes out(kPeriod * ti.size);
   for (size_t j = 0; j < kPeriod; ++j) {
-    Num acc = gen(ti, op, nranks, 0, block, j, seed);
-    for (int r = 1; r < nranks; ++r) acc = combine(ti, op, acc, gen(ti, op, nranks, r, block, j, seed));
+    auto input = [&](int r) {
+      Num x = gen(ti, op, nranks, r, block, j, seed);
+      if (op == kPreMulSum) x = {x.i * scalarOf(r), x.d * scalarOf(r)};
+      return x;
+    };
+    Num acc = input(0);
+    for (int r = 1; r < nranks; ++r) acc = combine(ti, op, acc, input(r));
     if (op == braidAvg) {
       if (ti.kind != Kind::kFloat) {
         acc.i /= nranks;  // truncates toward zero, as C does

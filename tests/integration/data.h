@@ -8,7 +8,8 @@
 // Reducing ops get inputs that every reduction order reduces exactly, so the
 // comparison is bit-exact: small integers whose partial sums stay inside the
 // type's exact range, products of at most a few 2s and 3s, arbitrary values for
-// max/min (whose result is one of the inputs). The reference is computed in
+// max/min (whose result is one of the inputs), and for PreMulSum small
+// integers whose products with the scalars (at most 3 in magnitude) sum exactly. The reference is computed in
 // __int128 / double, exact by construction, and only avg rounds: once, as the
 // header specifies (integer division truncating toward zero for integer types;
 // for floats sum / nranks in fp64 for double and fp32 otherwise, then rounded
@@ -27,6 +28,10 @@ namespace braid::itest {
 constexpr size_t kPeriod = 251;
 using Bytes = std::vector<uint8_t>;
 
+// In a Case's op: a PreMulSum, made on the communicator for the call with
+// preMulScalar(type, rank) (braidRedOpCreatePreMulSum) and destroyed after it.
+constexpr braidRedOp_t kPreMulSum = static_cast<braidRedOp_t>(braidNumOps);
+
 size_t typeSize(braidDataType_t t);
 const char* typeName(braidDataType_t t);
 const char* opName(braidRedOp_t op);
@@ -35,6 +40,9 @@ const char* opName(braidRedOp_t op);
 Bytes reduceInput(braidDataType_t t, braidRedOp_t op, int nranks, int rank, int block, uint64_t seed);
 // The kPeriod elements the reduction of block `block` over all ranks must give.
 Bytes reduceExpected(braidDataType_t t, braidRedOp_t op, int nranks, int block, uint64_t seed);
+// Rank `rank`'s PreMulSum scalar, one value of t: 2, -1, 3, 0, 1, -2, 2, ...
+// (negative ones wrap in unsigned types, as the products then do).
+Bytes preMulScalar(braidDataType_t t, int rank);
 // Arbitrary bytes (any bit pattern) that rank `from` moves as block `block`.
 Bytes movePattern(size_t elemSize, int from, int block, uint64_t seed);
 

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
+#include "algorithms/premul/pre_multiply.h"
 #include "algorithms/sim/simulator.h"
 
 namespace braid::algo::test {
@@ -40,15 +42,20 @@ void sizes(const SimCase& c, size_t* in, size_t* out) {
 // per case: recomputing it per output element is O(N) each at N = 1024).
 std::vector<int32_t> reference(const SimCase& c, size_t elems) {
   std::vector<int32_t> ref(elems);
+  auto value = [&](int r, size_t i) {
+    return c.preMultiply ? preMulScalar(r) * inputValue(r, i) : inputValue(r, i);
+  };
   for (size_t i = 0; i < elems; ++i) {
-    int32_t acc = inputValue(0, i);
-    for (int r = 1; r < c.n; ++r) acc = combine(acc, inputValue(r, i), c.op);
+    int32_t acc = value(0, i);
+    for (int r = 1; r < c.n; ++r) acc = combine(acc, value(r, i), c.op);
     ref[i] = c.op == RedOp::kAvg ? acc / c.n : acc;
   }
   return ref;
 }
 
 }  // namespace
+
+int32_t preMulScalar(int rank) { return rank % 5 - 2; }
 
 bool reduces(Collective c) {
   return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
@@ -59,9 +66,10 @@ bool blockwise(Collective c) {
 }
 
 std::string describe(const SimCase& c) {
-  return std::string(collectiveName(c.algorithm->collective)) + ":" + c.algorithm->name + " n=" +
-         std::to_string(c.n) + " count=" + std::to_string(c.count) + " op=" + redOpName(c.op) +
-         " root=" + std::to_string(c.root) + (c.inPlace ? " in-place" : "") + " seed=" + std::to_string(c.seed);
+  return std::string(collectiveName(c.algorithm->collective)) + ":" + c.algorithm->name +
+         " n=" + std::to_string(c.n) + " count=" + std::to_string(c.count) + " op=" + redOpName(c.op) +
+         " root=" + std::to_string(c.root) + (c.preMultiply ? " premulsum" : "") +
+         (c.inPlace ? " in-place" : "") + " seed=" + std::to_string(c.seed);
 }
 
 void runSimCase(const SimCase& c) {
@@ -86,7 +94,13 @@ void runSimCase(const SimCase& c) {
     a.root = c.root;
     a.chunkBytes = c.chunkBytes;
     a.hostOf = c.hostOf;
-    Status built = c.algorithm->build(a, &schedules[r]);
+    if (c.preMultiply) {
+      const int32_t scalar = preMulScalar(r);
+      a.preMultiply = true;
+      std::memcpy(&a.preMulScalar, &scalar, sizeof scalar);
+    }
+    Status built = c.preMultiply ? buildPreMultiplied(*c.algorithm, a, &schedules[r])
+                                 : c.algorithm->build(a, &schedules[r]);
     ASSERT_TRUE(built.isOk()) << built.message();
     void* inPtr = in[r].data();
     void* outPtr;

@@ -22,7 +22,13 @@ struct SimCase {
   uint64_t seed = 0;         // SimOptions::seed: 0 fixed order, else random among eligible steps
   size_t chunkBytes = 16;    // small: many chunks even for small counts
   std::vector<int> hostOf;   // CollectiveArgs::hostOf (hierarchical algorithms); empty: one host per rank
+  // PreMulSum (op must be kSum): rank r's input is multiplied by preMulScalar(r)
+  // first, the schedule built by algorithms/premul around the algorithm.
+  bool preMultiply = false;
 };
+
+// Rank r's PreMulSum scalar in simulated cases: -2, -1, 0, 1, 2, -2, ...
+int32_t preMulScalar(int rank);
 
 std::string describe(const SimCase& c);
 

@@ -113,6 +113,30 @@ TEST(SimulatedCollectives, RandomStepOrders) {
     }
 }
 
+// PreMulSum around every reducing algorithm: per-rank scalars -2..2 (zero and
+// negative among them), in and out of place, fixed and random step orders,
+// and for the hierarchical ones ranks spread over hosts unevenly.
+TEST(SimulatedCollectives, PreMulSumAroundEveryReducingAlgorithm) {
+  std::mt19937_64 rng(7);
+  for (const Algorithm* alg : collectiveAlgorithms()) {
+    if (!test::reduces(alg->collective)) continue;
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 11, 16, 17, 33}) {
+      std::vector<int> hostOf;
+      if (alg->sharedHostsOnly)
+        for (int r = 0; r < n; ++r) hostOf.push_back(r < 3 ? 0 : 1 + r % 2);
+      for (size_t count : countsFor(rng, alg->collective, n))
+        for (bool inPlace : {false, true})
+          for (uint64_t seed : {uint64_t{0}, uint64_t{31} * n + count}) {
+            SimCase sc{alg,     n,    count, RedOp::kSum, n > 1 ? static_cast<int>(count % n) : 0,
+                       inPlace, seed, 16,    hostOf};
+            sc.preMultiply = true;
+            test::runSimCase(sc);
+            if (HasFatalFailure()) return;
+          }
+    }
+  }
+}
+
 TEST(SimulatedCollectives, BarrierCompletesForEveryRankCount) {
   const Algorithm* alg = findAlgorithm(Collective::kBarrier, "dissemination");
   ASSERT_NE(alg, nullptr);

@@ -30,6 +30,7 @@ struct Case {
   RedOp op = RedOp::kSum;
   size_t count = 0;
   int root = 0;
+  bool preMultiply = false;  // PreMulSum: rank r's scalar is preMulScalar(dtype, r)
 };
 
 size_t inputBytes(const Case& c, int n) {
@@ -45,13 +46,11 @@ size_t outputBytes(const Case& c, int n) {
 // Small integers, exact in every type. The reference folds with the same
 // kernels (tested on their own), so what this checks is the slots' plumbing:
 // the right slots, blocks, order, op and Avg's division.
-std::vector<char> makeInput(const Case& c, int n, int rank, std::mt19937& rng) {
-  std::vector<char> out(inputBytes(c, n));
-  const size_t es = dataTypeSize(c.dtype);
-  std::vector<char> one(es);
-  for (size_t i = 0; i < out.size() / es; ++i) {
-    const int v = static_cast<int>(rng() % 4) + (rank & 1);  // 0..4, written in the element type
-    switch (c.dtype) {
+// v in 0..4 as a value of dtype, in its bytes.
+std::vector<char> smallValue(DataType dtype, int v) {
+  std::vector<char> one(dataTypeSize(dtype));
+  {
+    switch (dtype) {
       case DataType::kFloat32: {
         float f = static_cast<float>(v);
         std::memcpy(one.data(), &f, 4);
@@ -84,13 +83,30 @@ std::vector<char> makeInput(const Case& c, int n, int rank, std::mt19937& rng) {
       }
       default: {
         int64_t x = v;
-        std::memcpy(one.data(), &x, es);
+        std::memcpy(one.data(), &x, one.size());
         break;
       }  // little-endian integers
     }
-    std::memcpy(out.data() + i * es, one.data(), es);
+  }
+  return one;
+}
+
+std::vector<char> makeInput(const Case& c, int n, int rank, std::mt19937& rng) {
+  std::vector<char> out(inputBytes(c, n));
+  const size_t es = dataTypeSize(c.dtype);
+  for (size_t i = 0; i < out.size() / es; ++i) {
+    const int v = static_cast<int>(rng() % 4) + (rank & 1);  // 0..4, written in the element type
+    std::memcpy(out.data() + i * es, smallValue(c.dtype, v).data(), es);
   }
   return out;
+}
+
+// Rank r's PreMulSum scalar: 2, 3, 0, 1, 2, ... in the element type.
+uint64_t preMulScalar(DataType dtype, int rank) {
+  uint64_t bits = 0;
+  const std::vector<char> v = smallValue(dtype, (rank + 2) % 4);
+  std::memcpy(&bits, v.data(), v.size());
+  return bits;
 }
 
 // What rank `rank` must hold after the op, computed from all inputs directly.
@@ -99,9 +115,14 @@ std::vector<char> reference(const Case& c, int n, int rank, const std::vector<st
   std::vector<char> out(outputBytes(c, n));
   auto fold = [&](size_t offset) {
     if (block == 0) return;
-    std::memcpy(out.data(), in[0].data() + offset, block);
-    for (int r = 1; r < n; ++r)
-      kernels::reduce(out.data(), out.data(), in[r].data() + offset, c.count, c.dtype, c.op);
+    std::vector<char> scaled(block);
+    auto input = [&](int r) {  // rank r's block at offset, pre-multiplied where asked
+      if (!c.preMultiply) return in[r].data() + offset;
+      kernels::scaleBy(scaled.data(), in[r].data() + offset, c.count, c.dtype, preMulScalar(c.dtype, r));
+      return static_cast<const char*>(scaled.data());
+    };
+    std::memcpy(out.data(), input(0), block);
+    for (int r = 1; r < n; ++r) kernels::reduce(out.data(), out.data(), input(r), c.count, c.dtype, c.op);
     if (c.op == RedOp::kAvg) kernels::divideBy(out.data(), c.count, c.dtype, static_cast<uint64_t>(n));
   };
   switch (c.collective) {
@@ -170,6 +191,8 @@ class SlotGroup {
   Status call(int r, const Case& c, const void* in, void* out) {
     Rank& me = *ranks_[r];
     SlotCall call{c.collective, c.dtype, c.op, c.count, c.root, in, out, pathOf(c, n_), me.ctx.opSeq};
+    call.preMultiply = c.preMultiply;
+    if (c.preMultiply) call.preMulScalar = preMulScalar(c.dtype, r);
     me.slots->announce(call.ticket, slotSignature(call), call.count);
     me.ctx.opSeq++;
     me.ctx.startedAt = Clock::now();
@@ -199,9 +222,11 @@ std::vector<Case> everyCase(int n) {
   for (int t = 0; t < kNumDataTypes; ++t)
     for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{31}, size_t{3000}}) {
       const auto dtype = static_cast<DataType>(t);
-      for (Collective c : reducing)
+      for (Collective c : reducing) {
         for (int op = 0; op < kNumRedOps; ++op)
           cases.push_back({c, dtype, static_cast<RedOp>(op), count, static_cast<int>(count % n)});
+        cases.push_back({c, dtype, RedOp::kSum, count, static_cast<int>(count % n), true});
+      }
       for (Collective c : moving)
         cases.push_back({c, dtype, RedOp::kSum, count, static_cast<int>((count + t) % n)});
     }
@@ -237,10 +262,11 @@ TEST_P(SlotCollectives, EveryCollectiveDtypeAndOpMatchesTheReference) {
         break;
       }
       if (!noOutput && out != reference(c, n, r, inputs[i]))
-        failures[r] = "case " + std::to_string(i) + " (" +
-                      describeSlotSignature(
-                          slotSignature({c.collective, c.dtype, c.op, c.count, c.root, nullptr, nullptr})) +
-                      "): wrong output";
+        failures[r] =
+            "case " + std::to_string(i) + " (" +
+            describeSlotSignature(slotSignature({c.collective, c.dtype, c.op, c.count, c.root, nullptr,
+                                                 nullptr, SlotPath::kWhole, 0, c.preMultiply})) +
+            "): wrong output";
       std::atomic<unsigned> spin{
           static_cast<unsigned>(jitter() % 2000)};  // an atomic, so the busy loop is not optimised away
       while (spin.fetch_sub(1, std::memory_order_relaxed) > 0) {

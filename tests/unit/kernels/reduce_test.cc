@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/types.h"
+#include "kernels/dispatch.h"
 #include "reduce_reference.h"
 
 namespace braid::kernels {
@@ -124,6 +125,45 @@ TEST_P(ReduceTest, DivideByZeroLeavesDataUnchanged) {
   const std::vector<uint8_t> before = data;
   divideBy(data.data(), 100, type, 0);
   EXPECT_EQ(data, before);
+}
+
+// PreMulSum's scaling: Prod of each element with the scalar, by the same
+// reference, in place and out of place, on both implementations (the AVX2
+// table where this CPU has it, and the baseline).
+TEST_P(ReduceTest, ScaleByMatchesReference) {
+  const DataType type = GetParam();
+  const size_t size = dataTypeSize(type);
+  std::mt19937_64 rng(4000 + static_cast<int>(type));
+  std::vector<uint8_t> scalars = ref::randomBuffer(type, 6, rng);
+  if (isFloatingPoint(type)) ref::storeRaw(scalars.data(), 0, size, 0);  // +0 among them
+  for (bool baseline : {false, true}) {
+    forceBaselineForTesting(baseline);
+    for (size_t k = 0; k < scalars.size() / size; ++k) {
+      const uint64_t scalar = ref::loadRaw(scalars.data(), k, size);
+      for (size_t count : kCounts) {
+        for (bool inPlace : {false, true}) {
+          const std::vector<uint8_t> data = ref::randomBuffer(type, count, rng);
+          std::vector<uint8_t> src(size, kGuard);  // one element before: unaligned
+          src.insert(src.end(), data.begin(), data.end());
+          src.insert(src.end(), kGuardBytes, kGuard);
+          std::vector<uint8_t> dstStore(size + data.size() + kGuardBytes, kGuard);
+          uint8_t* dst = inPlace ? src.data() + size : dstStore.data() + size;
+          scaleBy(dst, src.data() + size, count, type, scalar);
+          for (size_t i = 0; i < count; ++i) {
+            const uint64_t in = ref::loadRaw(data.data(), i, size);
+            const uint64_t want = ref::combine(type, RedOp::kProd, in, scalar);
+            const uint64_t got = ref::loadRaw(dst, i, size);
+            ASSERT_TRUE(ref::sameResult(type, RedOp::kProd, want, got))
+                << dataTypeName(type) << (baseline ? " baseline" : " best") << " * 0x" << std::hex << scalar
+                << " count " << std::dec << count << (inPlace ? " in place" : "") << " element " << i
+                << std::hex << ": in 0x" << in << " want 0x" << want << " got 0x" << got;
+          }
+          for (size_t i = 0; i < kGuardBytes; ++i) ASSERT_EQ(dst[data.size() + i], kGuard);
+        }
+      }
+    }
+  }
+  forceBaselineForTesting(false);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypes, ReduceTest, ::testing::ValuesIn(ref::allTypes()),

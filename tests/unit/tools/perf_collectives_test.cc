@@ -28,10 +28,15 @@ void reference(const Collective& c, const ValuePlan& plan, const Layout& l, int 
                std::vector<RankBuffers>& ranks) {
   const int n = static_cast<int>(ranks.size());
   const braidDataType_t t = plan.type;
+  // PreMulSum: the sum of each rank's input times its scalar.
+  auto input = [&](int r, size_t sendIndex) {
+    const int64_t v = at(ranks[r].call.send, sendIndex, t);
+    return plan.op == kPreMulSumOp ? v * preMulScalar(plan, r) : v;
+  };
   auto reduce = [&](size_t sendIndex) {
-    int64_t acc = at(ranks[0].call.send, sendIndex, t);
+    int64_t acc = input(0, sendIndex);
     for (int r = 1; r < n; ++r) {
-      const int64_t v = at(ranks[r].call.send, sendIndex, t);
+      const int64_t v = input(r, sendIndex);
       acc = plan.op == braidProd  ? acc * v
             : plan.op == braidMax ? std::max(acc, v)
             : plan.op == braidMin ? std::min(acc, v)

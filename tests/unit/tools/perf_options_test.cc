@@ -49,7 +49,7 @@ TEST(PerfOptions, ShortAndLongFlags) {
   EXPECT_EQ(o->warmupIters, 0);
   EXPECT_FALSE(o->check);
   EXPECT_EQ(o->types, std::vector<braidDataType_t>{braidBfloat16});
-  EXPECT_EQ(o->ops.size(), 5u);
+  EXPECT_EQ(o->ops.size(), 6u);  // the five built-in ops and premulsum
   EXPECT_EQ(o->root, 3);
   EXPECT_TRUE(o->blocking);
   EXPECT_EQ(o->timeReduce, TimeReduce::kAverage);

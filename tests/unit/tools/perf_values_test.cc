@@ -26,7 +26,7 @@ int64_t combine(braidRedOp_t op, int64_t a, int64_t b) {
     case braidMin:
       return std::min(a, b);
     default:
-      return a + b;  // sum, and avg before its final division
+      return a + b;  // sum (premulsum: of the products), and avg before its final division
   }
 }
 
@@ -76,6 +76,11 @@ TEST_P(PerfValues, ReductionsAreExactInAnyOrder) {
         for (int r = 0; r < n; ++r) {
           v[r] = inputValue(plan, r, i);
           ASSERT_TRUE(isRepresentable(t, v[r])) << v[r];
+          if (op == kPreMulSumOp) {  // what the sum adds: the products, each exact too
+            ASSERT_TRUE(isRepresentable(t, preMulScalar(plan, r)));
+            v[r] *= preMulScalar(plan, r);
+            ASSERT_TRUE(isRepresentable(t, v[r])) << v[r];
+          }
         }
         std::vector<int> shuffled = forward;
         std::shuffle(shuffled.begin(), shuffled.end(), rng);
