@@ -154,7 +154,7 @@ def one(sweep, setup, args, lib, coll, ranks, flags, rep):
     rows = parse.parse_rows(out, coll, ranks)
     took = time.monotonic() - t0
     prepare.say(f"rep {rep}/{args.reps} {coll:<13} {ranks} ranks {lib:<8} {took:6.1f} s rc={rc}")
-    if lib in ("gloo", "nccl", "nccl-braid") and rc == runners.EXIT_UNSUPPORTED:
+    if lib in ("gloo", "nccl", "nccl-braid", "torch-braid") and rc == runners.EXIT_UNSUPPORTED:
         why = re.search(r"(?:gloo|nccl)-perf: (.*)", out)
         sweep.add_status(ranks, coll, lib, results.UNSUPPORTED, why.group(1) if why else tail(out, 1))
     elif rows and rc in (0, 1, HUNG_AT_EXIT):  # 1: it ran and its rows count the wrong elements

@@ -9,6 +9,8 @@ import statistics
 from parse import format_size
 
 BRAID = "braid"
+# braid itself through another library's API: shown beside the rest, but not an anchor.
+BRAID_THROUGH = ("torch-braid",)
 
 # What a cell shows when a library has no number for a size.
 UNSUPPORTED, FAILED, WRONG, MISSING = "n/s", "fail", "WRONG", "-"
@@ -88,7 +90,7 @@ def render_table(sweep, ranks, coll):
     """One collective at one rank count: size, busbw (GB/s) of each library,
     braid / best anchor, and braid / link where the link was measured."""
     libs = sweep.libraries
-    anchors = [lib for lib in libs if lib != BRAID]
+    anchors = [lib for lib in libs if lib != BRAID and lib not in BRAID_THROUGH]
     link = sweep.meta.get("link_gbytes")
     series = {lib: sweep.get(ranks, coll, lib) for lib in libs}
     sizes = sorted({s for lib in libs for s in series[lib].sizes()})

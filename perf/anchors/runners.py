@@ -33,7 +33,7 @@ import os
 
 # What perf-compare.sh runs unless told; nccl needs a GPU (gpu-compare.sh).
 DEFAULT_LIBRARIES = ("braid", "openmpi", "mpich", "gloo")
-LIBRARIES = DEFAULT_LIBRARIES + ("nccl", "nccl-braid")
+LIBRARIES = DEFAULT_LIBRARIES + ("nccl", "nccl-braid", "torch-braid")
 EXIT_UNSUPPORTED = 3  # torch_perf.py's "this collective is not in gloo"
 HOST_IFNAME = "fab0"  # tools/fabric/topology.h
 NCCL_HOSTID_PREFIX = "braidhost"  # rank r is NCCL host "braidhost<r>"
@@ -155,6 +155,14 @@ def command(lib, coll, ranks, flags, setup):
     if lib == "gloo":
         program = [setup.gloo_python, os.path.join(setup.anchors_dir, "gloo_perf.py"), coll] + flags
         env = {"GLOO_SOCKET_IFNAME": setup.ifname()}
+        if setup.fabric:
+            return _fabric_run(setup, program), env
+        return _braid_run(setup, ranks, program), env
+    if lib == "torch-braid":  # braid through torch.distributed: gloo's calls on braid
+        program = [setup.gloo_python, os.path.join(setup.anchors_dir, "braid_torch_perf.py"), coll] + flags
+        env = {"BRAID_LIBRARY": setup.path("libbraid.so")}
+        if setup.transport in ("tcp", "shm"):
+            env["BRAID_TRANSPORT"] = setup.transport
         if setup.fabric:
             return _fabric_run(setup, program), env
         return _braid_run(setup, ranks, program), env

@@ -34,6 +34,7 @@ COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast
 UNSUPPORTED = {
     "gloo": {"reducescatter": "torch.distributed's gloo backend has no reduce_scatter"},
     "nccl": {},
+    "braid": {},  # braid through torch.distributed (plugins/torch), braid_torch_perf.py
 }
 
 

@@ -7,6 +7,10 @@ set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libgtest-dev libbenchmark-dev libcli11-dev libhwloc-dev
           nlohmann-json3-dev iproute2 libucx-dev libibverbs-dev)
 [ "${BRAID_WITH_ANCHORS:-0}" = 1 ] && packages+=(openmpi-bin libopenmpi-dev)
+# Debian's PyTorch, for the torch.distributed backend's tests (plugins/torch;
+# they skip without it): a large download, so CI asks for it and the
+# newcomer's test run does not.
+[ "${BRAID_WITH_TORCH:-0}" = 1 ] && packages+=(python3-torch)
 # The sanitizer and fuzzing phases of CI (.ci/run): clang with its sanitizer
 # and libFuzzer runtimes, llvm-symbolizer for readable reports, clang-format.
 [ "${BRAID_WITH_SANITIZERS:-0}" = 1 ] && packages+=(clang libclang-rt-14-dev llvm clang-format)
