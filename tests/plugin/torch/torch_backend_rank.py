@@ -9,6 +9,8 @@ MASTER_PORT).
                bits); async works and their futures; the refusals
   ddp          DistributedDataParallel on braid: five SGD steps on a shard per
                rank give the parameters one process gets on the whole batch
+  peer-exit    the last rank leaves without a word; the others' next
+               all_reduce raises braid's error naming it (no hang)
 
 Exits 0 when everything held, 1 on the first failure (with what and where),
 77 when torch is not installed (ctest reports a skip).
@@ -184,17 +186,34 @@ def test_ddp(rank, world):
             raise AssertionError(f"ddp parameter {name} differs by {(p - q).abs().max().item()}")
 
 
+def test_peer_exit(rank, world):
+    t = torch.ones(1 << 12)
+    for _ in range(2):
+        dist.all_reduce(t)
+    if rank == world - 1:
+        os._exit(0)  # no goodbye: as a crashed or killed rank leaves
+    try:
+        dist.all_reduce(t)
+    except RuntimeError as e:
+        if f"rank {world - 1}" not in str(e):
+            raise AssertionError(f"the error does not name rank {world - 1}: {e}") from None
+        return
+    raise AssertionError(f"all_reduce succeeded without rank {world - 1}")
+
+
 def main():
     scenario = sys.argv[1]
     dist.init_process_group("braid")
     rank, world = dist.get_rank(), dist.get_world_size()
+    tests = {"collectives": test_collectives, "ddp": test_ddp, "peer-exit": test_peer_exit}
     try:
-        {"collectives": test_collectives, "ddp": test_ddp}[scenario](rank, world)
+        tests[scenario](rank, world)
     except AssertionError as e:
         print(f"rank {rank}: FAILED: {e}", flush=True)
         os._exit(1)
-    dist.barrier()
-    dist.destroy_process_group()
+    if scenario != "peer-exit":  # there the group is broken: nothing more to do on it
+        dist.barrier()
+        dist.destroy_process_group()
     print(f"rank {rank}: {scenario} passed", flush=True)
 
 
