@@ -14,7 +14,9 @@ bitwise ops and PREMUL_SUM (torch 1.13 keeps its scalar out of Python's
 reach), recv from any source.
 """
 import atexit
+import collections
 import ctypes
+import threading
 import weakref
 from datetime import timedelta
 
@@ -22,7 +24,7 @@ import torch
 import torch.distributed as dist
 
 from . import _lib
-from .work import BraidWork, Completer
+from .work import BraidWork, Completer, GroupContext
 
 _DTYPES = {
     torch.int8: _lib.INT8,
@@ -71,11 +73,20 @@ class BraidProcessGroup(dist.ProcessGroup):
         self._lib.call("braidCommInitRank", ctypes.byref(self._comm), size, uid, rank)
         self._stream = ctypes.c_void_p()
         self._lib.call("braidStreamCreate", ctypes.byref(self._stream), comm=self._comm)
-        self._completer = Completer(self._lib, self._comm)
+        self._completer = Completer()
+        self._context = GroupContext(self._lib, self._comm, self._completer)
+        # Point-to-point ops held back and issued together as one braid group
+        # (see send / recv), with their works; the lock makes one issuer.
+        self._p2p, self._p2p_lock = [], threading.RLock()
+        self._context.flush = self._flush_p2p
+        # Works not yet completed, oldest first: the group holds them (and so
+        # the tensors braid uses) even when the caller drops them.
+        self._pending = collections.deque()
         # torch drops a group without telling its backend: free braid's side
         # when the group is collected, or at the latest when Python exits.
-        self._finalizer = weakref.finalize(self, BraidProcessGroup._release, self._lib, self._completer,
-                                           self._stream, self._comm)
+        # (The context's flush refers to the group, so that happens at exit.)
+        self._finalizer = weakref.finalize(self, BraidProcessGroup._release, self._lib, self._context,
+                                           self._pending, self._stream, self._comm)
         atexit.register(self._finalizer)
 
     def getBackendName(self):  # noqa: N802 (torch's name)
@@ -86,14 +97,20 @@ class BraidProcessGroup(dist.ProcessGroup):
         self._finalizer()
 
     @staticmethod
-    def _release(lib, completer, stream, comm):
-        completer.close()
+    def _release(lib, context, pending, stream, comm):
+        context.flush()  # held-back sends and receives still go
+        for work in pending:
+            work.complete()
+        pending.clear()
+        context.completer.close()
         lib.raw("braidStreamDestroy", stream)
         lib.raw("braidCommDestroy", comm)
 
     # ---- plumbing ---------------------------------------------------------
 
     def _call(self, name, *args):
+        if self._p2p:  # held-back sends and receives go first: calls keep their order
+            self._flush_p2p()
         self._lib.call(name, *args, comm=self._comm)
 
     def _queue(self, keep, result, finish=None):
@@ -101,8 +118,10 @@ class BraidProcessGroup(dist.ProcessGroup):
         event = ctypes.c_void_p()
         self._call("braidEventCreate", ctypes.byref(event))
         self._call("braidEventRecord", event, self._stream)
-        work = BraidWork(event, keep, result, finish)
-        self._completer.submit(work)
+        work = BraidWork(self._context, event, keep, result, finish)
+        while self._pending and self._pending[0].is_completed():
+            self._pending.popleft()
+        self._pending.append(work)
         return work
 
     def _dtype(self, tensor, op=None):
@@ -324,19 +343,53 @@ class BraidProcessGroup(dist.ProcessGroup):
             self._call("braidGroupEnd")
         return self._queue(inputs + [output], outputs)
 
-    # Point to point: braid matches a pair's sends and receives in order, so
-    # tags are not needed to pair them (and are not compared).
+    # Point to point. isend / irecv are held back and issued together, as one
+    # braid group, when something needs them: a wait or poll on one of their
+    # works, or the group's next other op. So batch_isend_irecv's exchange
+    # (every rank sends, then receives) progresses both ways at once instead
+    # of each rank's send waiting for a receive queued behind it. braid
+    # matches a pair's sends and receives in order: tags are not compared.
     def send(self, tensors, dst, tag=0):
         self._check_rank("dst", dst)
-        for t in tensors:
-            self._call("braidSend", self._ptr(t), t.numel(), self._dtype(t), dst, self._comm, self._stream)
-        return self._queue(tensors, tensors)
+        return self._hold_p2p(True, tensors, dst)
 
     def recv(self, tensors, src, tag=0):
         self._check_rank("src", src)
-        for t in tensors:
-            self._call("braidRecv", self._ptr(t), t.numel(), self._dtype(t), src, self._comm, self._stream)
-        return self._queue(tensors, tensors)
+        return self._hold_p2p(False, tensors, src)
+
+    def _hold_p2p(self, is_send, tensors, peer):
+        dtypes = [self._dtype(t) for t in tensors]
+        work = BraidWork(self._context, None, tensors, tensors)
+        with self._p2p_lock:
+            self._p2p.append((is_send, tensors, dtypes, peer, work))
+        return work
+
+    def _flush_p2p(self):
+        with self._p2p_lock:
+            batch, self._p2p = self._p2p, []
+            if not batch:
+                return
+            try:
+                self._lib.call("braidGroupStart")
+                try:
+                    for is_send, tensors, dtypes, peer, _ in batch:
+                        for t, dtype in zip(tensors, dtypes):
+                            self._lib.call("braidSend" if is_send else "braidRecv", self._ptr(t), t.numel(), dtype,
+                                           peer, self._comm, self._stream, comm=self._comm)
+                finally:
+                    self._lib.call("braidGroupEnd", comm=self._comm)
+            except _lib.BraidError as e:
+                for *_, work in batch:
+                    work.issued(None, e)
+                return
+            for *_, work in batch:
+                event = ctypes.c_void_p()
+                self._lib.call("braidEventCreate", ctypes.byref(event), comm=self._comm)
+                self._lib.call("braidEventRecord", event, self._stream, comm=self._comm)
+                work.issued(event)
+                while self._pending and self._pending[0].is_completed():
+                    self._pending.popleft()
+                self._pending.append(work)
 
     def recv_anysource(self, tensors, tag=0):
         raise ValueError("braid_torch: recv from any source is not supported (braid matches per peer)")

@@ -133,6 +133,17 @@ def test_collectives(rank, world):
             dist.send(out, right)
         check("send / recv", back, torch.full((5,), float(left)))
     dist.barrier()
+    # batch_isend_irecv around the ring with 64 MiB each way: every rank sends
+    # before it receives, which only completes if the two progress together.
+    if world > 1:
+        right, left = (rank + 1) % world, (rank - 1) % world
+        out, back = torch.full((1 << 24,), float(rank)), torch.zeros(1 << 24)
+        ops = [dist.P2POp(dist.isend, out, right), dist.P2POp(dist.irecv, back, left)]
+        for w in dist.batch_isend_irecv(ops):
+            w.wait()
+        if back[0].item() != left or back[-1].item() != left:
+            raise AssertionError(f"batch_isend_irecv: got {back[0].item()} .. {back[-1].item()}, want {left}")
+        del out, back
 
     # Async: several works in flight, completed through wait() and through futures.
     tensors = [torch.full((1 << 16,), float(rank + k)) for k in range(4)]
@@ -145,6 +156,14 @@ def test_collectives(rank, world):
         check(f"async all_reduce {k}", t, torch.full((1 << 16,), float(sum(range(world)) + world * k)))
     if not all(w.is_completed() for w in works):
         raise AssertionError("a waited work is not completed")
+
+    # A subgroup (its own braid communicator) of the first and last ranks.
+    members = sorted({0, world - 1})
+    sub = dist.new_group(members)
+    if rank in members:
+        t = torch.full((8,), float(rank + 1))
+        dist.all_reduce(t, group=sub)
+        check("all_reduce in a subgroup", t, torch.full((8,), float(sum(m + 1 for m in members))))
 
     # Refusals name what is wrong and leave the group working.
     expect_error("non-contiguous", lambda: dist.all_reduce(torch.zeros(4, 4).t()), ["contiguous"])
