@@ -2,15 +2,17 @@
 // scalar (NCCL's ncclRedOpCreatePreMulSum; frameworks use it to scale
 // gradients, e.g. by 1 / world size, inside the all-reduce).
 //
-// Every sum algorithm becomes a PreMulSum one with one local step in front:
+// Every sum algorithm becomes a PreMulSum one with local steps in front:
 // this rank's input, times its scalar, is written where the sum's schedule
-// then reads its input from, and every step of that schedule waits for it.
+// then reads its input from, in pieces of a chunk or more, and each step of
+// that schedule waits for the pieces it touches (so the first sends leave
+// while the rest is scaled).
 //   - all-reduce scales into its output and runs there in place (every
 //     all-reduce schedule is correct in place): no scratch;
 //   - reduce and reduce-scatter scale into a scratch of the input's size (a
 //     non-root's reduce output may be null; a reduce-scatter's is one block).
 // NCCL folds the multiply into its first reduction instead. Here it costs one
-// pass over the input at memory speed, which the wire dwarfs, and keeps every
+// more pass over the input, overlapped with the wire, and keeps every
 // algorithm, the simulator and the tuner unaware of PreMulSum.
 #pragma once
 
