@@ -156,8 +156,8 @@ class BraidProcessGroup(dist.ProcessGroup):
 
     def allreduce(self, tensors, opts=None):
         op = self._op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
-        for t in tensors:
-            dtype = self._dtype(t, op)
+        dtypes = [self._dtype(t, op) for t in tensors]  # all checked before any is queued
+        for t, dtype in zip(tensors, dtypes):
             self._call("braidAllReduce", self._ptr(t), self._ptr(t), t.numel(), dtype, op, self._comm,
                        self._stream)
         return self._queue(tensors, tensors)
@@ -177,8 +177,9 @@ class BraidProcessGroup(dist.ProcessGroup):
     def broadcast(self, tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
         self._check_rank("root", root)
-        for t in tensors:
-            self._call("braidBroadcast", self._ptr(t), self._ptr(t), t.numel(), self._dtype(t), root, self._comm,
+        dtypes = [self._dtype(t) for t in tensors]
+        for t, dtype in zip(tensors, dtypes):
+            self._call("braidBroadcast", self._ptr(t), self._ptr(t), t.numel(), dtype, root, self._comm,
                        self._stream)
         return self._queue(tensors, tensors)
 
@@ -186,9 +187,10 @@ class BraidProcessGroup(dist.ProcessGroup):
         op = self._op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
         root = opts.rootRank if opts is not None else 0
         self._check_rank("root", root)
-        for t in tensors:
-            self._call("braidReduce", self._ptr(t), self._ptr(t), t.numel(), self._dtype(t, op), op, root,
-                       self._comm, self._stream)
+        dtypes = [self._dtype(t, op) for t in tensors]
+        for t, dtype in zip(tensors, dtypes):
+            self._call("braidReduce", self._ptr(t), self._ptr(t), t.numel(), dtype, op, root, self._comm,
+                       self._stream)
         return self._queue(tensors, tensors)
 
     def _allgather_base(self, output, input, opts=None):  # noqa: A002 (torch's names)
@@ -317,11 +319,12 @@ class BraidProcessGroup(dist.ProcessGroup):
         outputs = output_lists[0] if self.rank() == root else []
         if self.rank() == root and len(outputs) != self.size():
             raise ValueError(f"braid_torch: gather needs {self.size()} outputs on the root")
+        out_dtypes = [self._dtype(o) for o in outputs]  # all checked before the group starts
         self._call("braidGroupStart")
         try:
             self._call("braidSend", self._ptr(input), input.numel(), dtype, root, self._comm, self._stream)
-            for r, o in enumerate(outputs):
-                self._call("braidRecv", self._ptr(o), o.numel(), self._dtype(o), r, self._comm, self._stream)
+            for r, (o, o_dtype) in enumerate(zip(outputs, out_dtypes)):
+                self._call("braidRecv", self._ptr(o), o.numel(), o_dtype, r, self._comm, self._stream)
         finally:
             self._call("braidGroupEnd")
         return self._queue(outputs + [input], output_lists)
@@ -333,12 +336,12 @@ class BraidProcessGroup(dist.ProcessGroup):
         inputs = input_lists[0] if self.rank() == root else []
         if self.rank() == root and len(inputs) != self.size():
             raise ValueError(f"braid_torch: scatter needs {self.size()} inputs on the root")
+        in_dtypes, out_dtype = [self._dtype(t) for t in inputs], self._dtype(output)  # checked before the group
         self._call("braidGroupStart")
         try:
-            for r, t in enumerate(inputs):
-                self._call("braidSend", self._ptr(t), t.numel(), self._dtype(t), r, self._comm, self._stream)
-            self._call("braidRecv", self._ptr(output), output.numel(), self._dtype(output), root, self._comm,
-                       self._stream)
+            for r, (t, t_dtype) in enumerate(zip(inputs, in_dtypes)):
+                self._call("braidSend", self._ptr(t), t.numel(), t_dtype, r, self._comm, self._stream)
+            self._call("braidRecv", self._ptr(output), output.numel(), out_dtype, root, self._comm, self._stream)
         finally:
             self._call("braidGroupEnd")
         return self._queue(inputs + [output], outputs)
