@@ -46,6 +46,9 @@ const std::vector<Variable>& all() {
       {"BRAID_NCCL_NET", "tcp",
        "The transport libnccl-net-braid.so (braid's NCCL net plugin) carries NCCL's traffic over: tcp or "
        "ucx."},
+      {"BRAID_LIBRARY", "libbraid.so.0",
+       "The library the torch.distributed backend (plugins/torch, import braid_torch) loads: a path, or a "
+       "name the dynamic loader finds."},
       {"BRAID_IB_HCA", "",
        "ibverbs: the RDMA ports to use, comma-separated device names or device:port (as NCCL_IB_HCA without "
        "its prefixes). Default: every active port."},
