@@ -8,10 +8,10 @@ namespace braid::algo {
 
 namespace {
 
-// Bytes of this rank's input.
 // Pieces of the scaling at most: a step spanning the whole input waits for each.
 constexpr size_t kMaxPieces = 64;
 
+// Bytes of this rank's input.
 size_t inputBytes(const CollectiveArgs& a) {
   const size_t vector = a.count * a.elemSize();
   return a.collective == Collective::kReduceScatter ? vector * static_cast<size_t>(a.nranks) : vector;

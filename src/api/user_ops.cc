@@ -4,6 +4,9 @@
 #include <cstring>
 #include <string>
 
+#include "api/handles.h"
+#include "api/validate.h"
+
 namespace braid::api {
 
 namespace {
@@ -63,9 +66,6 @@ Status UserRedOps::resolve(const char* fn, braidRedOp_t op, DataType dtype, Reso
 }  // namespace braid::api
 
 // ---- C entry points ---------------------------------------------------------
-
-#include "api/handles.h"
-#include "api/validate.h"
 
 namespace {
 

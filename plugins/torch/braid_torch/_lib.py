@@ -12,15 +12,12 @@ import os
 
 # braidResult_t
 SUCCESS = 0
-IN_PROGRESS = 7
 
 # braidDataType_t
 INT8, UINT8, INT32, UINT32, INT64, UINT64, FLOAT16, FLOAT32, FLOAT64, BFLOAT16 = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 # braidRedOp_t
 SUM, PROD, MAX, MIN, AVG = range(5)
-
-SCALAR_HOST_IMMEDIATE = 1  # braidScalarResidence_t
 
 UNIQUE_ID_BYTES = 128
 
@@ -61,8 +58,6 @@ _SIGNATURES = {
     "braidBarrier": [_c, _c],
     "braidGroupStart": [],
     "braidGroupEnd": [],
-    "braidRedOpCreatePreMulSum": [ctypes.POINTER(_int), _c, _int, _int, _c],
-    "braidRedOpDestroy": [_int, _c],
     "braidStreamCreate": [ctypes.POINTER(_c)],
     "braidStreamDestroy": [_c],
     "braidEventCreate": [ctypes.POINTER(_c)],
