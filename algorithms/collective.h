@@ -21,18 +21,27 @@ enum class Collective : uint8_t {
   kAllToAllv,
   kSendRecv,  // point to point (tags only; no algorithm)
   kBarrier,
+  kGather,   // every rank's block to the root, in rank order
+  kScatter,  // the root's rank-ordered blocks, one to each rank
 };
-constexpr int kNumCollectives = 10;
+constexpr int kNumCollectives = 12;
 
 const char* collectiveName(Collective c);  // "allreduce", "broadcast", ...
 bool parseCollective(const char* name, Collective* out);
+
+// Collectives with a root rank (CollectiveArgs::root means something).
+constexpr bool isRooted(Collective c) {
+  return c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kGather ||
+         c == Collective::kScatter;
+}
 
 struct CollectiveArgs {
   Collective collective = Collective::kAllReduce;
   int nranks = 1;
   int rank = 0;
-  // Elements: allreduce/broadcast/reduce: the vector; allgather: per-rank send
-  // count; reducescatter: per-rank recv count; alltoall: per peer.
+  // Elements: allreduce/broadcast/reduce: the vector; allgather, gather:
+  // per-rank send count; reducescatter, scatter: per-rank recv count;
+  // alltoall: per peer.
   size_t count = 0;
   DataType dtype = DataType::kFloat32;
   RedOp op = RedOp::kSum;

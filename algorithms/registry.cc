@@ -24,6 +24,9 @@ std::vector<Algorithm>& table() {
 // log2(N) messages where the ring sends 2(N-1).
 constexpr size_t kAllReduceLatencyBytes = 16 * 1024;
 
+// Gather / scatter per-rank blocks up to this size take the binomial tree.
+constexpr size_t kRootedTreeBytes = 8 * 1024;
+
 // The fallback table (the tuner's cost model replaces it when it has
 // parameters). The first registered per collective would depend on link
 // order, so names are fixed here.
@@ -42,6 +45,12 @@ const char* fallbackName(Collective c, size_t bytes, int nranks) {
     case Collective::kAllToAll: return "pairwise";
     case Collective::kAllToAllv: return "pairwise";
     case Collective::kBarrier: return "dissemination";
+    // The root's port carries N - 1 blocks either way; the tree pays log2(N)
+    // latencies instead of N - 1 while blocks are small, and moves each block
+    // up to log2(N) times once they are not.
+    case Collective::kGather:
+    case Collective::kScatter:
+      return bytes <= kRootedTreeBytes ? "binomial" : "linear";
     case Collective::kSendRecv: return "";
   }
   return "";
@@ -65,6 +74,10 @@ const char* collectiveName(Collective c) {
     case Collective::kAllToAllv: return "alltoallv";
     case Collective::kSendRecv: return "sendrecv";
     case Collective::kBarrier: return "barrier";
+    case Collective::kGather:
+      return "gather";
+    case Collective::kScatter:
+      return "scatter";
   }
   return "unknown";
 }

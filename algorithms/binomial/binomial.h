@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "algorithms/schedule.h"
@@ -18,6 +19,19 @@ class BinomialTree {
  public:
   BinomialTree(int nranks, int rank, int root) : n_(nranks), root_(root), v_((rank - root + nranks) % nranks) {}
   bool isRoot() const { return v_ == 0; }
+  int relative() const { return v_; }
+  int relativeOf(int rank) const { return (rank - root_ + n_) % n_; }
+  int rankOf(int v) const { return real(v); }
+  // The subtree of relative rank v is relative ranks [v, v + subtreeSize(v)).
+  int subtreeSize(int v) const { return v == 0 ? n_ : std::min(v & -v, n_ - v); }
+  // Relative ranks [v, v + count) as runs that are consecutive real ranks:
+  // one run, or two where real ranks wrap from N - 1 to 0. Each run is
+  // (first relative rank, length).
+  std::vector<std::pair<int, int>> rankOrderedRuns(int v, int count) const {
+    const int wrap = n_ - root_;  // relative rank of real rank 0
+    if (root_ == 0 || wrap <= v || wrap >= v + count) return {{v, count}};
+    return {{v, wrap - v}, {wrap, v + count - wrap}};
+  }
   int parent() const { return v_ == 0 ? -1 : real(v_ - (v_ & -v_)); }
   // Largest subtree first (what a broadcast wants to start early).
   std::vector<int> childrenLargestFirst() const {

@@ -26,7 +26,10 @@ double spannedBytes(const ModelQuery& q) {
   switch (q.collective) {
     case Collective::kAllGather:
     case Collective::kReduceScatter:
-    case Collective::kAllToAll: return static_cast<double>(q.bytes) * q.nranks;
+    case Collective::kAllToAll:
+    case Collective::kGather:
+    case Collective::kScatter:
+      return static_cast<double>(q.bytes) * q.nranks;
     default: return static_cast<double>(q.bytes);
   }
 }

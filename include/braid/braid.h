@@ -239,6 +239,19 @@ BRAID_API braidResult_t braidReduceScatter(const void* sendbuff, void* recvbuff,
 BRAID_API braidResult_t braidAllToAll(const void* sendbuff, void* recvbuff, size_t count,
                                       braidDataType_t datatype, braidComm_t comm,
                                       braidStream_t stream);
+/* Rooted as NCCL 2.28's ncclGather / ncclScatter, counts per rank. Gather:
+ * every rank's count elements go to root, rank r's at recvbuff + r*count
+ * there; recvbuff is written on root only (it may be NULL elsewhere); in
+ * place when sendbuff == recvbuff + root*count on root. Scatter: block r of
+ * root's nranks*count elements goes to rank r's recvbuff; sendbuff is read
+ * on root only (it may be NULL elsewhere); in place when recvbuff ==
+ * sendbuff + root*count on root. */
+BRAID_API braidResult_t braidGather(const void* sendbuff, void* recvbuff, size_t count,
+                                    braidDataType_t datatype, int root, braidComm_t comm,
+                                    braidStream_t stream);
+BRAID_API braidResult_t braidScatter(const void* sendbuff, void* recvbuff, size_t count,
+                                     braidDataType_t datatype, int root, braidComm_t comm,
+                                     braidStream_t stream);
 /* Counts and displacements in elements, nranks entries each. sendcounts[p] on
  * this rank must equal recvcounts[me] on rank p. In place is not supported. */
 BRAID_API braidResult_t braidAllToAllv(const void* sendbuff, const size_t sendcounts[],

@@ -33,14 +33,18 @@ import runners  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast")
+COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "gather", "scatter")
+# The default sweep: the collectives training spends its time in. Gather and
+# scatter run when named (--collectives gather,scatter).
+DEFAULT_COLLECTIVES = COLLECTIVES[:5]
 
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(REPO, "build"), help="build directory (default: build)")
     ap.add_argument("--ranks", default="2,4", help="rank counts on loopback, e.g. 2,4 (fabric: hosts * ppn)")
-    ap.add_argument("--collectives", default=",".join(COLLECTIVES))
+    ap.add_argument("--collectives", default=",".join(DEFAULT_COLLECTIVES),
+                    help=f"some of {','.join(COLLECTIVES)} (default: {','.join(DEFAULT_COLLECTIVES)})")
     ap.add_argument("--libraries", default=",".join(runners.DEFAULT_LIBRARIES),
                     help=f"some of {','.join(runners.LIBRARIES)} (nccl needs a GPU and --braid-memory device)")
     ap.add_argument("--sizes", default="8:32M", help="MIN:MAX bytes (K/M/G suffixes)")

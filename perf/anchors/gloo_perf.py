@@ -12,8 +12,10 @@ and `fabric run` both do; torchrun too):
 Gloo picks its interface from GLOO_SOCKET_IFNAME (lo on loopback, fab0 on the
 fabric). Collectives: allreduce (all_reduce), allgather (all_gather into views
 of one tensor: gloo has no all_gather_into_tensor), alltoall (all_to_all_single),
-broadcast (root 0). reducescatter: torch's gloo backend has no reduce_scatter;
-the program says so and exits 3, and the sweep reports it as unsupported.
+broadcast, gather and scatter (root 0; gather and scatter on lists of views of
+one tensor, torch's only form of them). reducescatter: torch's gloo backend has
+no reduce_scatter; the program says so and exits 3, and the sweep reports it
+as unsupported.
 """
 import os
 import sys

@@ -9,7 +9,8 @@
  *
  * Collectives: allreduce (MPI_Allreduce), allgather (MPI_Allgather),
  * reducescatter (MPI_Reduce_scatter_block), alltoall (MPI_Alltoall),
- * broadcast (MPI_Bcast, root 0).
+ * broadcast (MPI_Bcast, root 0), gather (MPI_Gather, root 0: checked on the
+ * root, the only rank with a result), scatter (MPI_Scatter, root 0).
  *
  * Timing is braid-perf's (and nccl-tests'): one barrier, then -n back-to-back
  * calls, time / n; the reported time is the slowest rank's. "size" and
@@ -25,9 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { ALLREDUCE, ALLGATHER, REDUCESCATTER, ALLTOALL, BROADCAST } coll_t;
+typedef enum { ALLREDUCE, ALLGATHER, REDUCESCATTER, ALLTOALL, BROADCAST, GATHER, SCATTER } coll_t;
 
-static const char* const kNames[] = {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast"};
+static const char* const kNames[] = {"allreduce", "allgather", "reducescatter", "alltoall",
+                                     "broadcast", "gather",    "scatter"};
+enum { kColls = sizeof kNames / sizeof kNames[0] };
 
 static size_t parse_size(const char* s) {
   char* end = NULL;
@@ -44,7 +47,8 @@ static size_t parse_size(const char* s) {
 static double bus_factor(coll_t c, int n) {
   switch (c) {
     case ALLREDUCE: return 2.0 * (n - 1) / n;
-    case ALLGATHER: case REDUCESCATTER: case ALLTOALL: return (double)(n - 1) / n;
+    case ALLGATHER: case REDUCESCATTER: case ALLTOALL: case GATHER: case SCATTER:
+      return (double)(n - 1) / n;
     default: return 1.0;
   }
 }
@@ -63,6 +67,8 @@ static void run_once(coll_t c, float* send, float* recv, int per) {
     case REDUCESCATTER: MPI_Reduce_scatter_block(send, recv, per, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
     case ALLTOALL: MPI_Alltoall(send, per, MPI_FLOAT, recv, per, MPI_FLOAT, MPI_COMM_WORLD); break;
     case BROADCAST: MPI_Bcast(recv, per, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+    case GATHER: MPI_Gather(send, per, MPI_FLOAT, recv, per, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+    case SCATTER: MPI_Scatter(send, per, MPI_FLOAT, recv, per, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
   }
 }
 
@@ -72,9 +78,10 @@ static float expected(coll_t c, int rank, int n, size_t per, size_t i) {
   switch (c) {
     case ALLREDUCE: for (int r = 0; r < n; ++r) want += input(r, i); break;
     case REDUCESCATTER: for (int r = 0; r < n; ++r) want += input(r, rank * per + i); break;
-    case ALLGATHER: want = input((int)(i / per), i % per); break;
+    case ALLGATHER: case GATHER: want = input((int)(i / per), i % per); break;
     case ALLTOALL: want = input((int)(i / per), rank * per + i % per); break;
     case BROADCAST: want = input(0, i); break;
+    case SCATTER: want = input(0, rank * per + i); break;
   }
   return want;
 }
@@ -82,8 +89,10 @@ static float expected(coll_t c, int rank, int n, size_t per, size_t i) {
 /* One size: returns the wrong elements summed over ranks (valid on rank 0),
  * *time_us the slowest rank's time per call. */
 static long measure(coll_t c, int rank, int n, size_t per, int iters, int warmup, double* time_us) {
-  const size_t sendElems = whole(c) || c == ALLGATHER ? per : per * n;
-  const size_t recvElems = whole(c) || c == REDUCESCATTER ? per : per * n;
+  /* Every rank gets the root's buffers (a scatter's n blocks, a gather's room
+   * for n), though MPI reads or writes them only on the root. */
+  const size_t sendElems = whole(c) || c == ALLGATHER || c == GATHER ? per : per * n;
+  const size_t recvElems = whole(c) || c == REDUCESCATTER || c == SCATTER ? per : per * n;
   float* send = malloc(sendElems * sizeof(float));
   float* recv = malloc(recvElems * sizeof(float));
   if (send == NULL || recv == NULL) {
@@ -101,7 +110,9 @@ static long measure(coll_t c, int rank, int n, size_t per, int iters, int warmup
   double t = (MPI_Wtime() - t0) / iters * 1e6;
 
   long wrong = 0, wrongAll = 0;
-  for (size_t i = 0; i < recvElems; ++i) wrong += recv[i] != expected(c, rank, n, per, i);
+  /* Only a gather's root has a result: MPI leaves the others' recv alone. */
+  const size_t resultElems = c == GATHER && rank != 0 ? 0 : recvElems;
+  for (size_t i = 0; i < resultElems; ++i) wrong += recv[i] != expected(c, rank, n, per, i);
   MPI_Reduce(&t, time_us, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   MPI_Reduce(&wrong, &wrongAll, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   free(send);
@@ -115,11 +126,11 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   int coll = -1;
-  for (int k = 0; argc >= 2 && k < 5; ++k)
+  for (int k = 0; argc >= 2 && k < kColls; ++k)
     if (!strcmp(argv[1], kNames[k])) coll = k;
   if (coll < 0) {
     if (rank == 0)
-      fprintf(stderr, "usage: mpi-perf allreduce|allgather|reducescatter|alltoall|broadcast "
+      fprintf(stderr, "usage: mpi-perf allreduce|allgather|reducescatter|alltoall|broadcast|gather|scatter "
                       "[-b min] [-e max] [-f factor] [-n iters] [-w warmup]\n");
     MPI_Finalize();
     return 2;

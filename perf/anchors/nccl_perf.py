@@ -20,8 +20,9 @@ transport; the launcher pins that to sockets on loopback
 
 Collectives: allreduce (all_reduce), allgather (all_gather_into_tensor),
 reducescatter (reduce_scatter_tensor), alltoall (all_to_all_single),
-broadcast (root 0). The title line names the NCCL version, the GPU and the
-NCCL settings; rows carry the CUDA events' time after #wrong.
+broadcast, gather and scatter (root 0; gather and scatter on lists of views of
+one tensor, torch's only form of them). The title line names the NCCL version,
+the GPU and the NCCL settings; rows carry the CUDA events' time after #wrong.
 """
 import os
 import sys

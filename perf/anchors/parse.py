@@ -40,7 +40,7 @@ def bus_factor(coll, nranks):
     """nccl-tests' busbw / algbw (PERFORMANCE.md)."""
     if coll == "allreduce":
         return 2.0 * (nranks - 1) / nranks
-    if coll in ("allgather", "reducescatter", "alltoall"):
+    if coll in ("allgather", "reducescatter", "alltoall", "gather", "scatter"):
         return (nranks - 1) / nranks
     return 1.0
 

@@ -8,6 +8,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
 import parse  # noqa: E402
 import prepare  # noqa: E402
 import results  # noqa: E402
@@ -58,6 +59,36 @@ validation: 1 blocking: 0 time: max algo: default memory: device stream: cuda
 [0] #  Rank  0 Group  0 Pid   4242 on       gpu1 device cuda:0 NVIDIA H100 80GB HBM3
 [0]       262144         65536     float     sum      -1    53.77    4.87    4.87      0    45.85    5.72    5.72      0
 """
+# Recorded (excerpt): mpirun.openmpi -np 3 mpi-perf-openmpi gather -b 8 -e 1M -f 4 -n 5 -w 1. Sizes are
+# the gathered whole, 3 blocks of count: 8 B has no element for each rank and is left out, 32 B is 2 a rank.
+MPI_GATHER_OUT = """\
+# mpi-perf gather, 3 ranks, float sum
+#       size        count     type  redop   root       time    algbw    busbw #wrong
+# warmed up: 1 calls at 43690 elements before the sweep
+          24            2    float    sum      0       5.30    0.005    0.003      0
+        8184          682    float    sum      0       8.58    0.954    0.636      0
+      524280        43690    float    sum      0      55.86    9.386    6.257      0
+# Avg bus bandwidth    : 1.36719
+"""
+# Recorded (excerpt): the same sweep of mpi-perf-openmpi scatter.
+MPI_SCATTER_OUT = """\
+# mpi-perf scatter, 3 ranks, float sum
+          24            2    float    sum      0      13.67    0.002    0.001      0
+      131064        10922    float    sum      0     134.97    0.971    0.647      0
+      524280        43690    float    sum      0      76.86    6.821    4.547      0
+"""
+# Recorded (excerpt): braid-run -n 3 braid-perf gather -b 8 -e 1M -f 32 -n 5 -w 1, but for the last
+# row's in-place #wrong, set to 5 here: the anchors have no in-place group to compare it with. A size
+# with nothing to move prints 0.
+BRAID_GATHER_OUT = """\
+[0] #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+[0] #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+[0] # warmed up: 1 calls at 262140 bytes before the sweep
+[0]            0             0     float    none       0     6.50    0.00    0.00      0     6.82    0.00    0.00      0
+[0]          252            21     float    none       0     9.86    0.03    0.02      0     9.24    0.03    0.02      0
+[0]       262140         21845     float    none       0    27.39    9.57    6.38      0    27.05    9.69    6.46      5
+[0] # Out of bounds values : 0 OK
+"""
 FABRIC_OUT = "fabric braidcmp is up\nlink: 0.951 Gbit/s measured, 1gbit configured (host0 -> host1 over 1.76 s)\n"
 
 
@@ -81,6 +112,23 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(list(rows), [64])
         self.assertIsNone(rows[64].wrong)
 
+    def test_gather_and_scatter_rows_are_the_whole_with_allgathers_factor(self):
+        rows = parse.parse_rows(MPI_GATHER_OUT, "gather", 3)
+        self.assertEqual(sorted(rows), [24, 8184, 524280])
+        # size = count * nranks * 4 B; busbw = algbw * (3-1)/3.
+        self.assertAlmostEqual(rows[524280].busbw, 524280 / 55.86 / 1e3 * 2 / 3)
+        self.assertEqual(rows[8184].wrong, 0)
+        rows = parse.parse_rows(MPI_SCATTER_OUT, "scatter", 3)
+        self.assertAlmostEqual(rows[131064].busbw, 131064 / 134.97 / 1e3 * 2 / 3)
+        self.assertEqual(rows[24].time_us, 13.67)
+
+    def test_braid_gather_rows_skip_empty_sizes_and_the_in_place_group(self):
+        rows = parse.parse_rows(BRAID_GATHER_OUT, "gather", 3)
+        self.assertEqual(sorted(rows), [252, 262140])
+        self.assertEqual(rows[262140].time_us, 27.39)  # out of place, as the anchors
+        self.assertEqual(rows[262140].wrong, 0)  # the in-place group's 5 is not the anchors' to compare
+        self.assertAlmostEqual(rows[262140].busbw, 262140 / 27.39 / 1e3 * 2 / 3)
+
     def test_nccl_rows_ignore_the_event_time(self):
         rows = parse.parse_rows(NCCL_OUT, "allreduce", 2)
         self.assertEqual(sorted(rows), [8, 1 << 20, 256 << 20])
@@ -102,9 +150,15 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(parse.parse_rows(gloo, "allreduce", 2)[262144].time_us, 151.36)
         self.assertEqual(len(gloo.split()), 9)
 
+    def test_the_torch_anchors_take_every_swept_collective(self):
+        self.assertEqual(torch_perf.COLLECTIVES, compare.COLLECTIVES)
+        for coll in ("gather", "scatter"):
+            self.assertEqual(torch_perf.parse_args([coll], "gloo", "").collective, coll)
+            self.assertNotIn(coll, torch_perf.UNSUPPORTED["gloo"])
+
     def test_bus_factors_are_nccl_tests(self):
         self.assertEqual(parse.bus_factor("allreduce", 4), 1.5)
-        for coll in ("allgather", "reducescatter", "alltoall"):
+        for coll in ("allgather", "reducescatter", "alltoall", "gather", "scatter"):
             self.assertEqual(parse.bus_factor(coll, 4), 0.75)
         self.assertEqual(parse.bus_factor("broadcast", 4), 1.0)
 

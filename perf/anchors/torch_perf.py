@@ -29,7 +29,7 @@ import time
 from parse import bus_factor, parse_size  # the sibling module, shared with compare.py
 
 EXIT_UNSUPPORTED = 3
-COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast")
+COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "gather", "scatter")
 # What each backend lacks (the program says so and exits EXIT_UNSUPPORTED).
 UNSUPPORTED = {
     "gloo": {"reducescatter": "torch.distributed's gloo backend has no reduce_scatter"},
@@ -92,7 +92,7 @@ class Case:
         # Gloo has no all_gather_into_tensor on CPU in every torch; NCCL's
         # list form would add a copy out of its one output buffer.
         self.into_tensor = device.type == "cuda"
-        blocks = coll in ("alltoall", "reducescatter")
+        blocks = coll in ("alltoall", "reducescatter", "scatter")
         idx = torch.arange(per * n if blocks else per, dtype=torch.int64)
         self.send = ((idx + rank) % 7).float().to(device)  # small integers: float sums are exact
 
@@ -108,6 +108,14 @@ class Case:
             self.recv = poison(per * n)
         elif coll == "reducescatter":
             self.recv = poison(per)
+        elif coll == "gather":
+            # Only the root passes a list (torch refuses one elsewhere) and
+            # gets a result; the others' recv stays empty.
+            self.recv = poison(per * n if rank == 0 else 0)
+            self.views = list(self.recv.chunk(n)) if rank == 0 else None
+        elif coll == "scatter":
+            self.recv = poison(per)
+            self.views = list(self.send.chunk(n)) if rank == 0 else None
         else:  # broadcast, in place; the root holds the data
             self.recv = self.send.clone() if rank == 0 else poison(per)
 
@@ -127,6 +135,10 @@ class Case:
             d.all_to_all_single(self.recv, self.send)
         elif self.coll == "reducescatter":
             d.reduce_scatter_tensor(self.recv, self.send, op=d.ReduceOp.SUM)
+        elif self.coll == "gather":
+            d.gather(self.send, gather_list=self.views, dst=0)
+        elif self.coll == "scatter":
+            d.scatter(self.recv, scatter_list=self.views, src=0)
         else:
             d.broadcast(self.recv, src=0)
 
@@ -136,9 +148,13 @@ class Case:
             # Reduce-scatter: this rank's block of the all-reduced vector.
             k = t.arange(per, dtype=t.int64) + (rank * per if self.coll == "reducescatter" else 0)
             return sum(((k + r) % 7).float() for r in range(n))
+        if self.coll == "scatter":
+            return ((rank * per + t.arange(per, dtype=t.int64)) % 7).float()  # the root's block `rank`
+        if self.coll == "gather" and rank != 0:
+            return t.empty(0)  # only the root has a result
         k = t.arange(per * n, dtype=t.int64)
         src, j = k // per, k % per
-        if self.coll == "allgather":
+        if self.coll in ("allgather", "gather"):
             return ((j + src) % 7).float()
         if self.coll == "alltoall":
             return ((rank * per + j + src) % 7).float()

@@ -23,6 +23,12 @@ braidResult_t callReduce(const CallArgs& a) {
 braidResult_t callAllToAll(const CallArgs& a) {
   return braidAllToAll(a.send, a.recv, a.count, a.type, a.comm, a.stream);
 }
+braidResult_t callGather(const CallArgs& a) {
+  return braidGather(a.send, a.recv, a.count, a.type, a.root, a.comm, a.stream);
+}
+braidResult_t callScatter(const CallArgs& a) {
+  return braidScatter(a.send, a.recv, a.count, a.type, a.root, a.comm, a.stream);
+}
 // A ring shift, as nccl-tests' sendrecv: send to the next rank, receive from
 // the previous one, both in one group so neither waits for the other.
 braidResult_t callSendRecv(const CallArgs& a) {
@@ -53,6 +59,10 @@ braidResult_t callCollective(CollectiveKind kind, const CallArgs& a) {
       return callAllToAll(a);
     case CollectiveKind::kSendRecv:
       return callSendRecv(a);
+    case CollectiveKind::kGather:
+      return callGather(a);
+    case CollectiveKind::kScatter:
+      return callScatter(a);
   }
   return braidInternalError;
 }

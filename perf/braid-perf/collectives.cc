@@ -11,14 +11,14 @@ double factorOne(int) { return 1.0; }
 
 // ---- Layouts --------------------------------------------------------------
 // Whole-buffer collectives: count = size / typeSize, on both sides.
-Layout layoutWhole(size_t bytes, size_t ts, int, int) {
+Layout layoutWhole(size_t bytes, size_t ts, int, int, int) {
   Layout l;
   l.count = l.sendCount = l.recvCount = bytes / ts;
   l.bytes = l.count * ts;
   return l;
 }
 // all-gather: each rank contributes count = size / typeSize / nranks.
-Layout layoutAllGather(size_t bytes, size_t ts, int n, int rank) {
+Layout layoutAllGather(size_t bytes, size_t ts, int n, int rank, int) {
   Layout l;
   l.count = bytes / ts / n;
   l.sendCount = l.count;
@@ -28,7 +28,7 @@ Layout layoutAllGather(size_t bytes, size_t ts, int n, int rank) {
   return l;
 }
 // reduce-scatter: each rank receives count = size / typeSize / nranks.
-Layout layoutReduceScatter(size_t bytes, size_t ts, int n, int rank) {
+Layout layoutReduceScatter(size_t bytes, size_t ts, int n, int rank, int) {
   Layout l;
   l.count = bytes / ts / n;
   l.sendCount = l.count * n;
@@ -38,12 +38,23 @@ Layout layoutReduceScatter(size_t bytes, size_t ts, int n, int rank) {
   return l;
 }
 // all-to-all: count = size / typeSize / nranks to and from each peer.
-Layout layoutAllToAll(size_t bytes, size_t ts, int n, int) {
+Layout layoutAllToAll(size_t bytes, size_t ts, int n, int, int) {
   Layout l;
   l.count = bytes / ts / n;
   l.sendCount = l.recvCount = l.count * n;
   l.bytes = l.sendCount * ts;
   return l;
+}
+
+// gather: as all-gather's buffers, but gathered on the root alone, where in
+// place puts the send block at the root's place (recvbuff + root * count).
+Layout layoutGather(size_t bytes, size_t ts, int n, int, int root) {
+  return layoutAllGather(bytes, ts, n, root, root);
+}
+// scatter: as reduce-scatter's buffers, the root's send blocks scattered; in
+// place the root's own block is received where it lies (sendbuff + root * count).
+Layout layoutScatter(size_t bytes, size_t ts, int n, int, int root) {
+  return layoutReduceScatter(bytes, ts, n, root, root);
 }
 
 // ---- Inputs -----------------------------------------------------------------
@@ -75,6 +86,13 @@ std::optional<int64_t> expectAllToAll(const ValuePlan& p, const Layout& l, int r
   const size_t from = k / l.count;
   return inputValue(p, static_cast<int>(from), rank * l.count + k % l.count);
 }
+std::optional<int64_t> expectGather(const ValuePlan& p, const Layout& l, int rank, int root, size_t k) {
+  if (rank != root) return std::nullopt;
+  return inputValue(p, static_cast<int>(k / l.count), k);
+}
+std::optional<int64_t> expectScatter(const ValuePlan& p, const Layout& l, int rank, int root, size_t k) {
+  return inputValue(p, root, rank * l.count + k);
+}
 std::optional<int64_t> expectSendRecv(const ValuePlan& p, const Layout&, int rank, int, size_t k) {
   return inputValue(p, (rank + p.nranks - 1) % p.nranks, k);
 }
@@ -98,6 +116,8 @@ const std::vector<Collective>& collectives() {
       {K::kAllToAll, "alltoall", false, false, false, factorSpread, layoutAllToAll, sendPlain,
        expectAllToAll},
       {K::kSendRecv, "sendrecv", false, false, false, factorOne, layoutWhole, sendPlain, expectSendRecv},
+      {K::kGather, "gather", false, true, true, factorSpread, layoutGather, sendAllGather, expectGather},
+      {K::kScatter, "scatter", false, true, true, factorSpread, layoutScatter, sendRootOnly, expectScatter},
   };
   return table;
 }

@@ -32,7 +32,9 @@ enum class CollectiveKind {
   kBroadcast,
   kReduce,
   kAllToAll,
-  kSendRecv
+  kSendRecv,
+  kGather,
+  kScatter
 };
 
 struct Collective {
@@ -42,12 +44,13 @@ struct Collective {
   bool rooted;       // takes -r
   bool hasInPlace;   // false: the in-place columns print N/A
   double (*busFactor)(int nranks);
-  Layout (*layout)(size_t bytes, size_t typeSize, int nranks, int rank);
+  Layout (*layout)(size_t bytes, size_t typeSize, int nranks, int rank, int root);
   // The global element index (for inputValue) of send element j on rank, or
-  // std::nullopt when rank's send buffer is not read (non-root broadcast).
+  // std::nullopt when rank's send buffer is not read (non-root broadcast,
+  // scatter).
   std::optional<uint64_t> (*sendIndex)(const Layout& l, int rank, int root, size_t j);
   // The value receive element k must hold on rank, or std::nullopt when it
-  // is unspecified (a non-root rank of reduce).
+  // is unspecified (a non-root rank of reduce, gather).
   std::optional<int64_t> (*expected)(const ValuePlan& plan, const Layout& l, int rank, int root, size_t k);
 };
 

@@ -156,7 +156,8 @@ int run(PerfOptions& opts) {
   // connections' large-message paths) that later ones find done.
   if (!quantized && !sizes.empty() && opts.warmupIters > 0) {
     const ValuePlan plan = makePlan(opts.types.front(), ops.front(), ctx.nranks);
-    const Layout layout = coll.layout(sizes.back(), typeInfo(plan.type).size, ctx.nranks, ctx.rank);
+    const Layout layout =
+        coll.layout(sizes.back(), typeInfo(plan.type).size, ctx.nranks, ctx.rank, opts.root);
     PerfOptions warm = opts;
     warm.iters = 1;
     warm.check = false;
@@ -172,7 +173,7 @@ int run(PerfOptions& opts) {
     for (const std::optional<braidRedOp_t>& op : ops) {
       const ValuePlan plan = makePlan(type, op, ctx.nranks);
       for (size_t size : sizes) {
-        const Layout layout = coll.layout(size, typeInfo(type).size, ctx.nranks, ctx.rank);
+        const Layout layout = coll.layout(size, typeInfo(type).size, ctx.nranks, ctx.rank, opts.root);
         if (quantized) {
           QuantResult q[2] = {runQuantCell(ctx, opts, layout, type, false, buffers),
                               runQuantCell(ctx, opts, layout, type, true, buffers)};

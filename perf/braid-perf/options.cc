@@ -46,7 +46,7 @@ void addFlags(CLI::App* sub, PerfOptions& o, RawFlags& raw) {
   sub->add_option("-o,--op", raw.op,
                   "sum prod max min avg premulsum (alias mulsum), or all (reducing collectives)")
       ->capture_default_str();
-  sub->add_option("-r,--root", o.root, "Root rank (broadcast, reduce)")
+  sub->add_option("-r,--root", o.root, "Root rank (broadcast, reduce, gather, scatter)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   sub->add_option("-z,--blocking", raw.blocking,

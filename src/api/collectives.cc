@@ -266,6 +266,55 @@ Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataTy
   return launchCollective(comm, stream, args, send, recv, {total, bytes, false, static_cast<size_t>(n), 1});
 }
 
+// Gather and scatter: the root holds the nranks blocks, the others one. The
+// staging of device buffers is not cut into pieces (Extents without blocks):
+// only the root has all the blocks, and every rank must cut alike.
+Status gather(const void* send, void* recv, size_t count, braidDataType_t t, int root, braidComm_t comm,
+              braidStream_t stream) {
+  const char* fn = "braidGather";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
+  size_t bytes = 0, total = 0;
+  CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
+  CHECK(api::checkBytes(fn, "count", count, t, comm->impl->nranks(), &total));
+  CHECK(api::checkBuffer(fn, "sendbuff", send, bytes));
+  const bool isRoot = comm->impl->rank() == root;
+  if (isRoot) {
+    CHECK(api::checkBuffer(fn, "recvbuff (on the root)", recv, total));
+    const bool inPlace = recv && send == static_cast<const char*>(recv) + root * bytes;
+    CHECK(api::checkOverlap(fn, send, bytes, recv, total, inPlace,
+                            "in place means sendbuff == recvbuff + root * count"));
+  }
+  auto args = argsOf(comm, Collective::kGather, count, t);
+  args.root = root;
+  return launchCollective(comm, stream, args, send, isRoot ? recv : nullptr,
+                          {bytes, isRoot ? total : 0, false});
+}
+
+Status scatter(const void* send, void* recv, size_t count, braidDataType_t t, int root, braidComm_t comm,
+               braidStream_t stream) {
+  const char* fn = "braidScatter";
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
+  size_t bytes = 0, total = 0;
+  CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
+  CHECK(api::checkBytes(fn, "count", count, t, comm->impl->nranks(), &total));
+  CHECK(api::checkBuffer(fn, "recvbuff", recv, bytes));
+  const bool isRoot = comm->impl->rank() == root;
+  if (isRoot) {
+    CHECK(api::checkBuffer(fn, "sendbuff (on the root)", send, total));
+    const bool inPlace = send && recv == static_cast<const char*>(send) + root * bytes;
+    CHECK(api::checkOverlap(fn, send, total, recv, bytes, inPlace,
+                            "in place means recvbuff == sendbuff + root * count"));
+  }
+  auto args = argsOf(comm, Collective::kScatter, count, t);
+  args.root = root;
+  return launchCollective(comm, stream, args, isRoot ? send : nullptr, recv,
+                          {isRoot ? total : 0, bytes, false});
+}
+
 }  // namespace
 
 namespace braid::api {
@@ -407,6 +456,16 @@ braidResult_t braidReduceScatter(const void* s, void* r, size_t recvcount, braid
                                  braidRedOp_t op, braidComm_t comm, braidStream_t stream) {
   api::CommPin pin(comm);
   return api::report(comm, reduceScatter(s, r, recvcount, t, op, comm, stream));
+}
+braidResult_t braidGather(const void* s, void* r, size_t count, braidDataType_t t, int root, braidComm_t comm,
+                          braidStream_t stream) {
+  api::CommPin pin(comm);
+  return api::report(comm, gather(s, r, count, t, root, comm, stream));
+}
+braidResult_t braidScatter(const void* s, void* r, size_t count, braidDataType_t t, int root,
+                           braidComm_t comm, braidStream_t stream) {
+  api::CommPin pin(comm);
+  return api::report(comm, scatter(s, r, count, t, root, comm, stream));
 }
 braidResult_t braidAllToAll(const void* s, void* r, size_t count, braidDataType_t t, braidComm_t comm,
                             braidStream_t stream) {

@@ -229,8 +229,7 @@ Status Communicator::buildCollective(const algo::CollectiveArgs& args, const voi
   op->redOp = args.op;
   op->preMultiply = args.preMultiply;
   op->preMulScalar = args.preMulScalar;
-  if (args.collective == algo::Collective::kBroadcast || args.collective == algo::Collective::kReduce)
-    op->rootOrPeer = args.root;
+  if (algo::isRooted(args.collective)) op->rootOrPeer = args.root;
   op->buffers = BufferList({const_cast<void*>(input), 0}, {output, 0});
   // A call inside braidGroupStart/End joins the group's fused schedule, so it
   // needs one of its own.

@@ -35,6 +35,12 @@ bool publishedBytes(Collective c, size_t count, DataType t, int nranks, bool isR
     case Collective::kBroadcast:
       *out = isRoot ? block : 0;
       return true;
+    case Collective::kGather:
+      *out = block;
+      return true;
+    case Collective::kScatter:
+      *out = 0;
+      return !isRoot || !__builtin_mul_overflow(block, static_cast<size_t>(nranks), out);
     case Collective::kReduceScatter:
     case Collective::kAllToAll:
       return !__builtin_mul_overflow(block, static_cast<size_t>(nranks), out);
@@ -51,7 +57,9 @@ bool publishedBytes(Collective c, size_t count, DataType t, int nranks, bool isR
 constexpr int kEveryone = -1, kNobody = -2;
 int sources(const SlotCall& c, int rank) {
   if (c.collective == Collective::kBroadcast) return rank == c.root ? kNobody : c.root;
-  if (c.collective == Collective::kReduce) return rank == c.root ? kEveryone : kNobody;
+  if (c.collective == Collective::kReduce || c.collective == Collective::kGather)
+    return rank == c.root ? kEveryone : kNobody;
+  if (c.collective == Collective::kScatter) return rank == c.root ? kNobody : c.root;
   return kEveryone;
 }
 
@@ -170,6 +178,16 @@ void derive(const HostSlots& slots, uint32_t opNumber, const SlotCall& c) {
     case Collective::kAllToAll:
       for (int r = 0; r < n; ++r) std::memcpy(out + r * block, slots.slot(r, opNumber) + me * block, block);
       break;
+    case Collective::kGather:
+      if (me == c.root)
+        for (int r = 0; r < n; ++r) std::memcpy(out + r * block, slots.slot(r, opNumber), block);
+      break;
+    case Collective::kScatter:
+      if (me != c.root)
+        std::memcpy(out, slots.slot(c.root, opNumber) + me * block, block);
+      else if (out != static_cast<const char*>(c.input) + me * block)
+        std::memcpy(out, static_cast<const char*>(c.input) + me * block, block);
+      break;
     default:
       break;  // barrier: nothing to compute
   }
@@ -199,7 +217,8 @@ Status checkSignatures(const HostSlots& slots, uint32_t opNumber, int who, uint6
 SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
   if (args.quantized || slotBytes == 0) return SlotPath::kNone;
   size_t bytes = 0;
-  // The root publishes the most (broadcast): judge by it so every rank agrees.
+  // The root publishes the most (broadcast, scatter): judge by it so every
+  // rank agrees.
   if (!publishedBytes(args.collective, args.count, args.dtype, args.nranks, true, &bytes))
     return SlotPath::kNone;
   if (bytes <= std::min(slotBytes, kWholeMaxBytes) && args.count < (size_t{1} << 24)) return SlotPath::kWhole;
@@ -215,7 +234,7 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
 constexpr int kPreMulBit = 0x80;
 
 uint64_t slotSignature(const SlotCall& c) {
-  const bool rooted = c.collective == Collective::kBroadcast || c.collective == Collective::kReduce;
+  const bool rooted = algo::isRooted(c.collective);
   return static_cast<uint64_t>(c.collective) | static_cast<uint64_t>(c.dtype) << 8 |
          static_cast<uint64_t>(
              reduces(c.collective) ? static_cast<int>(c.op) | (c.preMultiply ? kPreMulBit : 0) : 0)
@@ -242,8 +261,7 @@ std::string describeSlotSignature(uint64_t s, uint64_t count) {
   out += " of " + std::to_string(count) + " x " + dataTypeName(static_cast<DataType>(type));
   if (reduces(c))
     out += std::string(" (") + (preMultiplied ? "premulsum" : redOpName(static_cast<RedOp>(op))) + ")";
-  if (c == Collective::kBroadcast || c == Collective::kReduce)
-    out += " with root " + std::to_string(s >> 24 & 0xffff);
+  if (algo::isRooted(c)) out += " with root " + std::to_string(s >> 24 & 0xffff);
   return out;
 }
 

@@ -50,6 +50,10 @@ const Forced kAlgorithms[] = {
     {Coll::kAllToAll, "alltoall", "pairwise"},
     {Coll::kAllToAll, "alltoall", "bruck"},
     {Coll::kAllToAllv, "alltoallv", "pairwise"},
+    {Coll::kGather, "gather", "linear"},
+    {Coll::kGather, "gather", "binomial"},
+    {Coll::kScatter, "scatter", "linear"},
+    {Coll::kScatter, "scatter", "binomial"},
 };
 
 const int kRankCounts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16};

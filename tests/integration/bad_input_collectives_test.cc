@@ -128,6 +128,35 @@ std::vector<BadCall> badCalls(braidComm_t comm, int rank, uint8_t* arena, size_t
       [=] { return braidAllGather(s, d, kCount, kBadType, comm, nullptr); });
   add("AllGather overlapping, not in place", "sendbuff|recvbuff",
       [=] { return braidAllGather(d + rank * kCount * e + e, d, kCount, braidInt32, comm, nullptr); });
+  // Gather (root 0): recvbuff matters on the root only; in place is
+  // send == recv + root*count there.
+  add("Gather sendbuff NULL", "sendbuff",
+      [=] { return braidGather(nullptr, d, kCount, braidInt32, 0, comm, nullptr); });
+  v.push_back({"Gather recvbuff NULL on the root", "recvbuff",
+               [=] { return braidGather(s, nullptr, kCount, braidInt32, 0, comm, nullptr); }, root0});
+  add("Gather root -1", "root", [=] { return braidGather(s, d, kCount, braidInt32, -1, comm, nullptr); });
+  add("Gather root nranks", "root",
+      [=] { return braidGather(s, d, kCount, braidInt32, kRanks, comm, nullptr); });
+  add("Gather count*size fits, *nranks overflows", "count",
+      [=] { return braidGather(s, d, SIZE_MAX / 4, braidInt32, 0, comm, nullptr); });
+  add("Gather datatype 99", "datatype",
+      [=] { return braidGather(s, d, kCount, kBadType, 0, comm, nullptr); });
+  v.push_back({"Gather overlapping, not in place, on the root", "sendbuff|recvbuff",
+               [=] { return braidGather(d + e, d, kCount, braidInt32, 0, comm, nullptr); }, root0});
+  // Scatter (root 0): sendbuff matters on the root only; in place is
+  // recv == send + root*count there.
+  add("Scatter recvbuff NULL", "recvbuff",
+      [=] { return braidScatter(s, nullptr, kCount, braidInt32, 0, comm, nullptr); });
+  v.push_back({"Scatter sendbuff NULL on the root", "sendbuff",
+               [=] { return braidScatter(nullptr, d, kCount, braidInt32, 0, comm, nullptr); }, root0});
+  add("Scatter root nranks", "root",
+      [=] { return braidScatter(s, d, kCount, braidInt32, kRanks, comm, nullptr); });
+  add("Scatter count*size fits, *nranks overflows", "count",
+      [=] { return braidScatter(s, d, SIZE_MAX / 4, braidInt32, 0, comm, nullptr); });
+  add("Scatter datatype -1", "datatype",
+      [=] { return braidScatter(s, d, kCount, static_cast<braidDataType_t>(-1), 0, comm, nullptr); });
+  v.push_back({"Scatter overlapping, not in place, on the root", "sendbuff|recvbuff",
+               [=] { return braidScatter(s, s + e, kCount, braidInt32, 0, comm, nullptr); }, root0});
   // Reduce-scatter: in place is send + rank*recvcount == recv.
   add("ReduceScatter sendbuff NULL", "sendbuff",
       [=] { return braidReduceScatter(nullptr, d, kCount, braidInt32, braidSum, comm, nullptr); });

@@ -91,7 +91,8 @@ void CaseRun::setupReduction() {
       if (b != me_) regions_.push_back({b * cnt, cnt, nullptr});
 }
 
-// Broadcast, all-gather, all-to-all, group all-to-all: data movement only.
+// Broadcast, all-gather, gather, scatter, all-to-all, group all-to-all: data
+// movement only.
 void CaseRun::setupBlocks() {
   const size_t cnt = c_.count;
   const uint64_t js = mix(c_.seed ^ (0x626c6bull + static_cast<uint64_t>(me_)));
@@ -118,6 +119,43 @@ void CaseRun::setupBlocks() {
       }
       for (int p = 0; p < n_; ++p)
         expect(p * cnt, cnt, p == me_ ? mine : own(movePattern(es_, p, 0, c_.seed)));
+      break;
+    }
+    case Coll::kGather: {  // off the root: no output, passed NULL in the in-place cases
+      const Bytes& mine = own(movePattern(es_, me_, 0, c_.seed));
+      const bool root = me_ == c_.root;
+      if (root) recv_ = GuardedBuffer(n_ * cnt * es_, js);
+      if (!root && !inPlace) recv_ = GuardedBuffer(n_ * cnt * es_, js);  // must stay as it is
+      if (root && inPlace) {
+        sendPtr_ = recv_.data() + me_ * cnt * es_;
+        tile(recv_.data() + me_ * cnt * es_, cnt, es_, mine);
+      } else {
+        send_ = GuardedBuffer(cnt * es_, js + 1);
+        tile(send_.data(), cnt, es_, mine);
+      }
+      if (root)
+        for (int p = 0; p < n_; ++p)
+          expect(p * cnt, cnt, p == me_ ? mine : own(movePattern(es_, p, 0, c_.seed)));
+      break;
+    }
+    case Coll::kScatter: {  // off the root: no input, passed NULL in the in-place cases
+      const bool root = me_ == c_.root;
+      if (root) {
+        GuardedBuffer& in = inPlace ? recv_ : send_;
+        in = GuardedBuffer(n_ * cnt * es_, js);
+        for (int q = 0; q < n_; ++q)
+          tile(in.data() + q * cnt * es_, cnt, es_, own(movePattern(es_, me_, q, c_.seed)));
+      }
+      if (root && inPlace) {
+        // The input stays as it was around the own block, which is the output.
+        sendPtr_ = recv_.data();
+        recvPtr_ = recv_.data() + me_ * cnt * es_;
+        for (int q = 0; q < n_; ++q) expect(q * cnt, cnt, own(movePattern(es_, me_, q, c_.seed)));
+        break;
+      }
+      if (!root && !inPlace) send_ = GuardedBuffer(n_ * cnt * es_, js + 1);  // must stay as it is
+      recv_ = GuardedBuffer(cnt * es_, js + 2);
+      expect(0, cnt, own(movePattern(es_, c_.root, me_, c_.seed)));
       break;
     }
     default: {  // all-to-all and the group all-to-all: block q goes to rank q
@@ -249,6 +287,12 @@ braidResult_t CaseRun::launchCalls(braidComm_t comm, braidStream_t s, braidRedOp
     case Coll::kAllToAll:
       *call = "braidAllToAll";
       return braidAllToAll(sendPtr_, recvPtr_, cnt, t, comm, s);
+    case Coll::kGather:
+      *call = "braidGather";
+      return braidGather(sendPtr_, recvPtr_, cnt, t, c_.root, comm, s);
+    case Coll::kScatter:
+      *call = "braidScatter";
+      return braidScatter(sendPtr_, recvPtr_, cnt, t, c_.root, comm, s);
     case Coll::kAllToAllv:
       *call = "braidAllToAllv";
       return braidAllToAllv(sendPtr_, sendCounts_.data(), sendDispls_.data(), recvPtr_, recvCounts_.data(),

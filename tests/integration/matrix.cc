@@ -13,21 +13,24 @@ namespace braid::itest {
 namespace {
 
 const char* collName(Coll c) {
-  static const char* const kNames[] = {"AllReduce",         "Broadcast",     "Reduce",    "AllGather",
-                                       "ReduceScatter",     "AllToAll",      "AllToAllv", "SendRecvRing",
-                                       "GroupSendRecvRing", "GroupAllToAll", "Barrier"};
+  static const char* const kNames[] = {
+      "AllReduce", "Broadcast", "Reduce",       "AllGather",         "ReduceScatter", "AllToAll", "AllToAllv",
+      "Gather",    "Scatter",   "SendRecvRing", "GroupSendRecvRing", "GroupAllToAll", "Barrier"};
   return kNames[static_cast<int>(c)];
 }
 
 bool reduces(Coll c) { return c == Coll::kAllReduce || c == Coll::kReduce || c == Coll::kReduceScatter; }
-bool rooted(Coll c) { return c == Coll::kBroadcast || c == Coll::kReduce; }
+bool rooted(Coll c) {
+  return c == Coll::kBroadcast || c == Coll::kReduce || c == Coll::kGather || c == Coll::kScatter;
+}
 bool hasInPlace(Coll c, const MatrixOptions& o) {
   return c == Coll::kAllReduce || c == Coll::kBroadcast || c == Coll::kReduce || c == Coll::kAllGather ||
-         c == Coll::kReduceScatter || (c == Coll::kAllToAll && o.allToAllInPlace);
+         c == Coll::kReduceScatter || c == Coll::kGather || c == Coll::kScatter ||
+         (c == Coll::kAllToAll && o.allToAllInPlace);
 }
 bool perPeerBlocks(Coll c) {
   return c == Coll::kAllGather || c == Coll::kReduceScatter || c == Coll::kAllToAll ||
-         c == Coll::kAllToAllv || c == Coll::kGroupAllToAll;
+         c == Coll::kAllToAllv || c == Coll::kGroupAllToAll || c == Coll::kGather || c == Coll::kScatter;
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ enum class Coll {
   kReduceScatter,
   kAllToAll,
   kAllToAllv,
+  kGather,
+  kScatter,
   kRing,           // blocking Send/Recv around a ring (even ranks send first)
   kGroupRing,      // the ring inside GroupStart/GroupEnd
   kGroupAllToAll,  // a user-written all-to-all: Send/Recv to every peer in a group

@@ -52,6 +52,8 @@ _SIGNATURES = {
     "braidAllGather": [_c, _c, _size, _int, _c, _c],
     "braidReduceScatter": [_c, _c, _size, _int, _int, _c, _c],
     "braidAllToAll": [_c, _c, _size, _int, _c, _c],
+    "braidGather": [_c, _c, _size, _int, _int, _c, _c],
+    "braidScatter": [_c, _c, _size, _int, _int, _c, _c],
     "braidAllToAllv": [_c, _sizes, _sizes, _c, _sizes, _sizes, _int, _c, _c],
     "braidSend": [_c, _size, _int, _int, _c, _c],
     "braidRecv": [_c, _size, _int, _int, _c, _c],

@@ -316,35 +316,54 @@ class BraidProcessGroup(dist.ProcessGroup):
         self._check_rank("root", root)
         input = inputs[0]  # noqa: A001
         dtype = self._dtype(input)
-        outputs = output_lists[0] if self.rank() == root else []
-        if self.rank() == root and len(outputs) != self.size():
+        if self.rank() != root:  # nothing lands here: braid takes a NULL output
+            self._call("braidGather", self._ptr(input), None, input.numel(), dtype, root, self._comm, self._stream)
+            return self._queue([input], output_lists)
+        outputs = output_lists[0]
+        if len(outputs) != self.size():
             raise ValueError(f"braid_torch: gather needs {self.size()} outputs on the root")
-        out_dtypes = [self._dtype(o) for o in outputs]  # all checked before the group starts
-        self._call("braidGroupStart")
-        try:
-            self._call("braidSend", self._ptr(input), input.numel(), dtype, root, self._comm, self._stream)
-            for r, (o, o_dtype) in enumerate(zip(outputs, out_dtypes)):
-                self._call("braidRecv", self._ptr(o), o.numel(), o_dtype, r, self._comm, self._stream)
-        finally:
-            self._call("braidGroupEnd")
-        return self._queue(outputs + [input], output_lists)
+        for o in outputs:
+            if o.numel() != input.numel() or o.dtype != input.dtype:
+                raise ValueError("braid_torch: every gather output must have the input's shape and dtype")
+        whole = self._spanned(outputs)
+        if whole is not None:  # the outputs are the blocks of one tensor, in order: gather into it
+            self._call("braidGather", self._ptr(input), self._ptr(whole), input.numel(), dtype, root, self._comm,
+                       self._stream)
+            return self._queue([whole, input], output_lists)
+        staging = torch.empty(self.size() * input.numel(), dtype=input.dtype)
+
+        def scatter_out():
+            for o, block in zip(outputs, staging.chunk(self.size())):
+                o.copy_(block.view_as(o))
+
+        self._call("braidGather", self._ptr(input), self._ptr(staging), input.numel(), dtype, root, self._comm,
+                   self._stream)
+        return self._queue([staging, input], output_lists, scatter_out)
 
     def scatter(self, outputs, input_lists, opts=None):
         root = opts.rootRank if opts is not None else 0
         self._check_rank("root", root)
         output = outputs[0]
-        inputs = input_lists[0] if self.rank() == root else []
-        if self.rank() == root and len(inputs) != self.size():
+        dtype = self._dtype(output)
+        if self.rank() != root:  # nothing is read here: braid takes a NULL input
+            self._call("braidScatter", None, self._ptr(output), output.numel(), dtype, root, self._comm,
+                       self._stream)
+            return self._queue([output], outputs)
+        inputs = input_lists[0]
+        if len(inputs) != self.size():
             raise ValueError(f"braid_torch: scatter needs {self.size()} inputs on the root")
-        in_dtypes, out_dtype = [self._dtype(t) for t in inputs], self._dtype(output)  # checked before the group
-        self._call("braidGroupStart")
-        try:
-            for r, (t, t_dtype) in enumerate(zip(inputs, in_dtypes)):
-                self._call("braidSend", self._ptr(t), t.numel(), t_dtype, r, self._comm, self._stream)
-            self._call("braidRecv", self._ptr(output), output.numel(), out_dtype, root, self._comm, self._stream)
-        finally:
-            self._call("braidGroupEnd")
-        return self._queue(inputs + [output], outputs)
+        for t in inputs:
+            if t.numel() != output.numel() or t.dtype != output.dtype:
+                raise ValueError("braid_torch: every scatter input must have the output's shape and dtype")
+        # Blocks of one tensor, in order, are sent from where they are; others
+        # are copied together now (torch's inputs must not change until the
+        # work completes, so copying them early reads what the call would).
+        whole = self._spanned(inputs)
+        if whole is None:
+            whole = torch.cat([t.reshape(-1) for t in inputs])
+        self._call("braidScatter", self._ptr(whole), self._ptr(output), output.numel(), dtype, root, self._comm,
+                   self._stream)
+        return self._queue([whole, output] + list(inputs), outputs)
 
     # Point to point. isend / irecv are held back and issued together, as one
     # braid group, when something needs them: a wait or poll on one of their

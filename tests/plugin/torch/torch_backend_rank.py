@@ -121,6 +121,16 @@ def test_collectives(rank, world):
     got = torch.zeros(4)
     dist.scatter(got, [torch.full((4,), 50.0 + r) for r in range(world)] if rank == root else None, src=root)
     check("scatter", got, torch.full((4,), 50.0 + rank))
+    # The same with the blocks of one tensor (gathered into, scattered from, in place).
+    whole = torch.zeros(world * 3, dtype=torch.int32)
+    dist.gather(torch.full((3,), rank * 7, dtype=torch.int32), list(whole.chunk(world)) if rank == root else None,
+                dst=root)
+    if rank == root:
+        check("gather into one tensor", whole, torch.arange(world).repeat_interleave(3).to(torch.int32) * 7)
+    whole = torch.arange(world * 3, dtype=torch.int32)
+    got = torch.zeros(3, dtype=torch.int32)
+    dist.scatter(got, list(whole.chunk(world)) if rank == root else None, src=root)
+    check("scatter from one tensor", got, torch.arange(rank * 3, rank * 3 + 3, dtype=torch.int32))
     # send / recv around the ring, even ranks first.
     if world > 1:
         right, left = (rank + 1) % world, (rank - 1) % world

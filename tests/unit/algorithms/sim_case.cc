@@ -34,6 +34,12 @@ void sizes(const SimCase& c, size_t* in, size_t* out) {
     case Collective::kAllGather: *in = k, *out = k * n; break;
     case Collective::kReduceScatter: *in = k * n, *out = k; break;
     case Collective::kAllToAll: *in = k * n, *out = k * n; break;
+    case Collective::kGather:
+      *in = k, *out = k * n;
+      break;  // the root's output; the others have none
+    case Collective::kScatter:
+      *in = k * n, *out = k;
+      break;  // the root's input; the others have none
     default: *in = k, *out = k;
   }
 }
@@ -60,9 +66,13 @@ int32_t preMulScalar(int rank) { return rank % 5 - 2; }
 bool reduces(Collective c) {
   return c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
 }
-bool rooted(Collective c) { return c == Collective::kBroadcast || c == Collective::kReduce; }
+bool rooted(Collective c) {
+  return c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kGather ||
+         c == Collective::kScatter;
+}
 bool blockwise(Collective c) {
-  return c == Collective::kAllGather || c == Collective::kReduceScatter || c == Collective::kAllToAll;
+  return c == Collective::kAllGather || c == Collective::kReduceScatter || c == Collective::kAllToAll ||
+         c == Collective::kGather || c == Collective::kScatter;
 }
 
 std::string describe(const SimCase& c) {
@@ -80,7 +90,8 @@ void runSimCase(const SimCase& c) {
   std::vector<std::vector<int32_t>> in(c.n), out(c.n);
   std::vector<Schedule> schedules(c.n);
   std::vector<SimRank> ranks(c.n);
-  const bool rootOnlyOutput = coll == Collective::kReduce;
+  const bool rootOnlyOutput = coll == Collective::kReduce || coll == Collective::kGather;
+  const bool rootOnlyInput = coll == Collective::kScatter;
   for (int r = 0; r < c.n; ++r) {
     in[r].resize(inCount);
     for (size_t i = 0; i < inCount; ++i) in[r][i] = inputValue(r, i);
@@ -116,6 +127,16 @@ void runSimCase(const SimCase& c) {
         case Collective::kReduceScatter:
           outPtr = in[r].data() + r * c.count;
           break;
+        case Collective::kGather:  // in place on the root only; elsewhere there is no output
+          out[r].assign(outCount, -999);
+          if (r == c.root) std::copy(in[r].begin(), in[r].end(), out[r].begin() + r * c.count);
+          inPtr = r == c.root ? out[r].data() + r * c.count : in[r].data();
+          outPtr = out[r].data();
+          break;
+        case Collective::kScatter:  // in place on the root only; elsewhere there is no input
+          out[r].assign(outCount, -999);
+          outPtr = r == c.root ? in[r].data() + r * c.count : out[r].data();
+          break;
         default:
           outPtr = inPtr;
       }
@@ -125,9 +146,12 @@ void runSimCase(const SimCase& c) {
     }
     // A non-root's reduce output may be NULL: its schedule must not touch it,
     // which validating against a zero-byte output checks.
+    // The same for a non-root's scatter input.
     const bool noOutput = rootOnlyOutput && r != c.root;
+    const bool noInput = rootOnlyInput && r != c.root;
     if (noOutput) outPtr = nullptr;
-    std::vector<size_t> bytes = {inCount * 4, noOutput ? 0 : outCount * 4};
+    if (noInput) inPtr = nullptr;
+    std::vector<size_t> bytes = {noInput ? 0 : inCount * 4, noOutput ? 0 : outCount * 4};
     Status valid = schedules[r].validate(c.n, bytes);
     ASSERT_TRUE(valid.isOk()) << "rank " << r << ": " << valid.message();
     ranks[r] = {&schedules[r], {inPtr, outPtr}};
@@ -152,6 +176,12 @@ void runSimCase(const SimCase& c) {
         case Collective::kBroadcast: want = inputValue(c.root, i); break;
         case Collective::kAllGather: want = inputValue(static_cast<int>(i / k), i % k); break;
         case Collective::kAllToAll: want = inputValue(static_cast<int>(i / k), r * k + i % k); break;
+        case Collective::kGather:
+          want = inputValue(static_cast<int>(i / k), i % k);
+          break;
+        case Collective::kScatter:
+          want = inputValue(c.root, r * k + i);
+          break;
         default: break;
       }
       ASSERT_EQ(result[i], want) << "rank " << r << " element " << i;

@@ -20,8 +20,9 @@ namespace {
 
 using test::SimCase;
 
-const Collective kCollectives[] = {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduce,
-                                   Collective::kAllGather, Collective::kReduceScatter, Collective::kAllToAll};
+const Collective kCollectives[] = {Collective::kAllReduce, Collective::kBroadcast,     Collective::kReduce,
+                                   Collective::kAllGather, Collective::kReduceScatter, Collective::kAllToAll,
+                                   Collective::kGather,    Collective::kScatter};
 
 std::vector<const Algorithm*> collectiveAlgorithms() {
   static const std::vector<Algorithm> all = registeredAlgorithms();

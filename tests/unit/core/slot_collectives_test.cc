@@ -35,12 +35,15 @@ struct Case {
 
 size_t inputBytes(const Case& c, int n) {
   const size_t block = c.count * dataTypeSize(c.dtype);
-  return c.collective == Collective::kReduceScatter || c.collective == Collective::kAllToAll ? block * n
-                                                                                             : block;
+  const bool blocks = c.collective == Collective::kReduceScatter || c.collective == Collective::kAllToAll ||
+                      c.collective == Collective::kScatter;
+  return blocks ? block * n : block;
 }
 size_t outputBytes(const Case& c, int n) {
   const size_t block = c.count * dataTypeSize(c.dtype);
-  return c.collective == Collective::kAllGather || c.collective == Collective::kAllToAll ? block * n : block;
+  const bool blocks = c.collective == Collective::kAllGather || c.collective == Collective::kAllToAll ||
+                      c.collective == Collective::kGather;
+  return blocks ? block * n : block;
 }
 
 // Small integers, exact in every type. The reference folds with the same
@@ -146,6 +149,13 @@ std::vector<char> reference(const Case& c, int n, int rank, const std::vector<st
       for (int r = 0; r < n; ++r)
         if (block) std::memcpy(out.data() + r * block, in[r].data() + rank * block, block);
       break;
+    case Collective::kGather:
+      for (int r = 0; r < n && rank == c.root; ++r)
+        if (block) std::memcpy(out.data() + r * block, in[r].data(), block);
+      break;
+    case Collective::kScatter:
+      if (block) std::memcpy(out.data(), in[c.root].data() + rank * block, block);
+      break;
     default:
       break;
   }
@@ -218,7 +228,8 @@ class SlotGroup {
 std::vector<Case> everyCase(int n) {
   std::vector<Case> cases;
   const Collective reducing[] = {Collective::kAllReduce, Collective::kReduce, Collective::kReduceScatter};
-  const Collective moving[] = {Collective::kBroadcast, Collective::kAllGather, Collective::kAllToAll};
+  const Collective moving[] = {Collective::kBroadcast, Collective::kAllGather, Collective::kAllToAll,
+                               Collective::kGather, Collective::kScatter};
   for (int t = 0; t < kNumDataTypes; ++t)
     for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{31}, size_t{3000}}) {
       const auto dtype = static_cast<DataType>(t);
@@ -255,8 +266,11 @@ TEST_P(SlotCollectives, EveryCollectiveDtypeAndOpMatchesTheReference) {
     for (size_t i = 0; i < cases.size() && failures[r].empty(); ++i) {
       const Case& c = cases[i];
       std::vector<char> out(outputBytes(c, n), 0x5a);
-      const bool noOutput = c.collective == Collective::kReduce && r != c.root;
-      Status st = group.call(r, c, inputs[i][r].data(), noOutput ? nullptr : out.data());
+      // Off the root these are NULL (braid.h allows it), so a read or write there crashes.
+      const bool noOutput =
+          (c.collective == Collective::kReduce || c.collective == Collective::kGather) && r != c.root;
+      const bool noInput = c.collective == Collective::kScatter && r != c.root;
+      Status st = group.call(r, c, noInput ? nullptr : inputs[i][r].data(), noOutput ? nullptr : out.data());
       if (!st.isOk()) {
         failures[r] = "case " + std::to_string(i) + ": " + st.message();
         break;

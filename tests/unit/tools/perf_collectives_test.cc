@@ -23,6 +23,10 @@ struct RankBuffers {
 
 int64_t at(const void* buf, size_t i, braidDataType_t t) { return loadInt(buf, i, t).value(); }
 
+bool rootOnlyOutput(const Collective& c) {
+  return c.kind == CollectiveKind::kReduce || c.kind == CollectiveKind::kGather;
+}
+
 // What braid.h promises each collective computes; c.count per braid.h's meaning.
 void reference(const Collective& c, const ValuePlan& plan, const Layout& l, int root,
                std::vector<RankBuffers>& ranks) {
@@ -71,18 +75,25 @@ void reference(const Collective& c, const ValuePlan& plan, const Layout& l, int 
         case CollectiveKind::kSendRecv:
           out[me][k] = at(ranks[(me + n - 1) % n].call.send, k, t);
           break;
+        case CollectiveKind::kGather:
+          out[me][k] = me == root ? at(ranks[block].call.send, off, t) : 0;
+          break;
+        case CollectiveKind::kScatter:
+          out[me][k] = at(ranks[root].call.send, me * l.count + k, t);
+          break;
       }
     }
   }
   for (int me = 0; me < n; ++me) {
-    if (c.kind == CollectiveKind::kReduce && me != root) continue;  // recv untouched off root
+    if (rootOnlyOutput(c) && me != root) continue;  // recv untouched off root
     for (size_t k = 0; k < l.recvCount; ++k) storeInt(ranks[me].call.recv, k, t, out[me][k]);
   }
 }
 
 // braid.h: in place means send == recv, except all-gather
-// (send == recv + rank*sendcount) and reduce-scatter (send + rank*recvcount == recv).
-void expectInPlaceConvention(const Collective& c, const Layout& l, int rank, size_t ts,
+// (send == recv + rank*sendcount), reduce-scatter (send + rank*recvcount ==
+// recv), gather (send == recv + root*count) and scatter (send + root*count == recv).
+void expectInPlaceConvention(const Collective& c, const Layout& l, int rank, int root, size_t ts,
                              const RankBuffers& b) {
   const char* base = b.recv.data();
   const char* send = static_cast<const char*>(b.call.send);
@@ -93,6 +104,12 @@ void expectInPlaceConvention(const Collective& c, const Layout& l, int rank, siz
   } else if (c.kind == CollectiveKind::kReduceScatter) {
     EXPECT_EQ(send, base);
     EXPECT_EQ(recv, base + rank * l.count * ts);
+  } else if (c.kind == CollectiveKind::kGather) {
+    EXPECT_EQ(recv, base);
+    EXPECT_EQ(send, base + root * l.count * ts);
+  } else if (c.kind == CollectiveKind::kScatter) {
+    EXPECT_EQ(send, base);
+    EXPECT_EQ(recv, base + root * l.count * ts);
   } else {
     EXPECT_EQ(send, base);
     EXPECT_EQ(recv, base);
@@ -119,19 +136,19 @@ void runCase(const Case& cs, braidRedOp_t op, size_t bytes) {
   std::vector<RankBuffers> ranks(n);
   std::vector<Layout> layouts;
   for (int r = 0; r < n; ++r) {
-    const Layout l = c.layout(bytes, ts, n, r);
+    const Layout l = c.layout(bytes, ts, n, r, root);
     layouts.push_back(l);
     ranks[r].send.resize(std::max<size_t>(bytes, 1));
     ranks[r].recv.resize(std::max<size_t>(bytes, 1));
     ranks[r].call =
         prepareBuffers(c, plan, l, r, root, cs.inPlace, ranks[r].send.data(), ranks[r].recv.data());
     ASSERT_LE(std::max(l.sendCount, l.recvCount) * ts, bytes);
-    if (cs.inPlace) expectInPlaceConvention(c, l, r, ts, ranks[r]);
+    if (cs.inPlace) expectInPlaceConvention(c, l, r, root, ts, ranks[r]);
   }
   // Out of place, nothing is written yet: every checked element is wrong
   // (poison). In place, the inputs already sit in the output, partly right.
   for (int r = 0; r < n && !cs.inPlace; ++r) {
-    const int64_t checked = c.kind == CollectiveKind::kReduce && r != root ? 0 : layouts[r].recvCount;
+    const int64_t checked = rootOnlyOutput(c) && r != root ? 0 : layouts[r].recvCount;
     EXPECT_EQ(countWrong(c, plan, layouts[r], r, root, ranks[r].call.recv), checked) << r;
   }
   reference(c, plan, layouts[0], root, ranks);
@@ -140,7 +157,7 @@ void runCase(const Case& cs, braidRedOp_t op, size_t bytes) {
   }
   // Corrupt one checked element per rank: exactly one wrong.
   for (int r = 0; r < n; ++r) {
-    if (layouts[r].recvCount == 0 || (c.kind == CollectiveKind::kReduce && r != root)) continue;
+    if (layouts[r].recvCount == 0 || (rootOnlyOutput(c) && r != root)) continue;
     const size_t k = layouts[r].recvCount / 2;
     const int64_t v = loadInt(ranks[r].call.recv, k, cs.type).value();
     storeInt(ranks[r].call.recv, k, cs.type, v == 0 ? 1 : 0);
@@ -191,29 +208,43 @@ TEST(PerfCollectivesTable, BusBandwidthFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(findCollective("broadcast")->busFactor(4), 1.0);
   EXPECT_DOUBLE_EQ(findCollective("reduce")->busFactor(4), 1.0);
   EXPECT_DOUBLE_EQ(findCollective("sendrecv")->busFactor(4), 1.0);
+  EXPECT_DOUBLE_EQ(findCollective("gather")->busFactor(4), 0.75);
+  EXPECT_DOUBLE_EQ(findCollective("scatter")->busFactor(4), 0.75);
   EXPECT_EQ(findCollective("nope"), nullptr);
 }
 
 TEST(PerfCollectivesTable, SizesMeanWhatNcclTestsMeans) {
   // all-gather: size is the gathered buffer; count is each rank's share.
-  Layout l = findCollective("allgather")->layout(1024, 4, 4, 2);
+  Layout l = findCollective("allgather")->layout(1024, 4, 4, 2, 0);
   EXPECT_EQ(l.count, 64u);
   EXPECT_EQ(l.sendCount, 64u);
   EXPECT_EQ(l.recvCount, 256u);
   EXPECT_EQ(l.bytes, 1024u);
   EXPECT_EQ(l.inPlaceSendOffset, 128u);
   // reduce-scatter: size is the send buffer; a remainder is dropped.
-  l = findCollective("reducescatter")->layout(1000, 4, 3, 1);
+  l = findCollective("reducescatter")->layout(1000, 4, 3, 1, 0);
   EXPECT_EQ(l.count, 83u);
   EXPECT_EQ(l.sendCount, 249u);
   EXPECT_EQ(l.bytes, 996u);
   EXPECT_EQ(l.inPlaceRecvOffset, 83u);
   // all-to-all: count per peer.
-  l = findCollective("alltoall")->layout(4096, 8, 4, 0);
+  l = findCollective("alltoall")->layout(4096, 8, 4, 0, 0);
   EXPECT_EQ(l.count, 128u);
   EXPECT_EQ(l.sendCount, 512u);
+  // gather and scatter: as all-gather and reduce-scatter, with the root's
+  // place (not this rank's) in place, on every rank.
+  l = findCollective("gather")->layout(1024, 4, 4, 1, 3);
+  EXPECT_EQ(l.count, 64u);
+  EXPECT_EQ(l.recvCount, 256u);
+  EXPECT_EQ(l.bytes, 1024u);
+  EXPECT_EQ(l.inPlaceSendOffset, 192u);
+  l = findCollective("scatter")->layout(1000, 4, 3, 0, 2);
+  EXPECT_EQ(l.count, 83u);
+  EXPECT_EQ(l.sendCount, 249u);
+  EXPECT_EQ(l.bytes, 996u);
+  EXPECT_EQ(l.inPlaceRecvOffset, 166u);
   // the rest: the whole buffer.
-  l = findCollective("allreduce")->layout(4096, 2, 4, 3);
+  l = findCollective("allreduce")->layout(4096, 2, 4, 3, 0);
   EXPECT_EQ(l.count, 2048u);
   EXPECT_EQ(l.bytes, 4096u);
 }
