@@ -23,8 +23,13 @@ constexpr const char* kNamePrefix = "braid-shm-";
 class Mapping {
  public:
   Mapping() = default;
-  Mapping(void* addr, size_t size) : addr_(addr), size_(size) {}
-  Mapping(Mapping&& other) noexcept : addr_(other.addr_), size_(other.size_) { other.addr_ = nullptr, other.size_ = 0; }
+  // populated: counted in the process's budget of populated mappings
+  // (segment.cc), which reset() gives back.
+  Mapping(void* addr, size_t size, bool populated = false)
+      : addr_(addr), size_(size), populated_(populated) {}
+  Mapping(Mapping&& other) noexcept : addr_(other.addr_), size_(other.size_), populated_(other.populated_) {
+    other.addr_ = nullptr, other.size_ = 0, other.populated_ = false;
+  }
   Mapping& operator=(Mapping&& other) noexcept;
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
@@ -36,6 +41,7 @@ class Mapping {
  private:
   void* addr_ = nullptr;
   size_t size_ = 0;
+  bool populated_ = false;
 };
 
 // A new zero-filled segment of `size` bytes: *fd keeps it alive, *map maps it.
