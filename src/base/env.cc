@@ -110,9 +110,10 @@ const std::vector<Variable>& all() {
        "in a file with several hosts, the one whose hostId equals this host's id (BRAID_HOSTID)."},
       {"BRAID_TOPO_DUMP_FILE", "",
        "Write this host's detected (or loaded) topology to this file, in the BRAID_TOPO_FILE format."},
-      {"BRAID_BIND", "0",
-       "1: bind the engine's progress threads to the CPUs of the NUMA node nearest their NIC. Off by default "
-       "because it overrides taskset, numactl or launcher pinning."},
+      {"BRAID_BIND", "",
+       "Unset: each rank's engine (stream) threads keep to its own share of the CPUs it shares with the "
+       "host's other ranks, when there are at least as many CPUs as ranks (never beyond the process's "
+       "affinity). 1: bind them to the CPUs of the NUMA node nearest their NIC instead. 0: never bind."},
       {"BRAID_RANK", "", "Rank of this process for braidCommInitFromEnv (set by braid-run)."},
       {"BRAID_WORLD_SIZE", "", "Number of ranks for braidCommInitFromEnv (set by braid-run)."},
       {"BRAID_ROOT_ADDR", "",

@@ -21,6 +21,19 @@ void bindEngineThreadOnce(const topo::CommTopology& comm, int rank) {
   // environment on each one showed up in small-message profiles.
   if (!tlsEngine || tlsBindTried) return;
   tlsBindTried = true;
+  if (topo::bindingLeftToDefault()) {
+    std::string why;
+    const topo::CpuList share = topo::engineCpuShare(comm, rank, &why);
+    topo::CpuList bound;
+    Status st = share.empty() ? Status::ok() : topo::bindThreadToCpus(share, &bound);
+    if (!st.isOk())
+      BRAID_WARN("engine thread: binding to its CPU share (%s) failed: %s", why.c_str(),
+                 st.message().c_str());
+    else
+      BRAID_INFO("engine thread: %s%s%s", share.empty() ? "left unbound: " : "", why.c_str(),
+                 bound.empty() ? "" : (", CPUs " + bound.toString()).c_str());
+    return;
+  }
   if (!topo::bindingEnabled()) return;
   const topo::HostTopology* host = nullptr;
   if (!localHostTopology(&host).isOk() || host == nullptr) return;

@@ -78,6 +78,7 @@ CpuList numaCpus(const HostTopology& host, const std::vector<int>& nodes) {
 }  // namespace
 
 bool bindingEnabled() { return env::getBool("BRAID_BIND"); }
+bool bindingLeftToDefault() { return !env::raw("BRAID_BIND").has_value(); }
 
 Status bindThreadToCpus(const CpuList& cpus, CpuList* boundTo) {
   CpuList allowed;

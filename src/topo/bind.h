@@ -13,6 +13,9 @@ namespace braid::topo {
 
 // BRAID_BIND is set to a true value (1, true, yes, on).
 bool bindingEnabled();
+// BRAID_BIND is not set at all (engine threads then take their CPU share,
+// bind_policy.h's engineCpuShare; set to 0, nothing is bound).
+bool bindingLeftToDefault();
 
 // The CPUs the calling thread may run on (its affinity mask).
 Status currentAffinity(CpuList* out);

@@ -59,4 +59,38 @@ BindTarget chooseBindTarget(const CommTopology& comm, int rank, const std::strin
   return t;
 }
 
+CpuList engineCpuShare(const CommTopology& comm, int rank, std::string* why) {
+  if (rank < 0 || rank >= comm.nranks()) {
+    *why = "rank out of range";
+    return {};
+  }
+  const CpuList& mine = comm.ranks[rank].cpus;
+  if (mine.empty()) {
+    *why = "its CPUs are not known";
+    return {};
+  }
+  // The ranks that may run on exactly these CPUs, in rank order: this
+  // rank's place among them picks its share, the same on every rank.
+  int place = 0, sharing = 0;
+  for (int r : comm.hosts[comm.hostOf[rank]].ranks) {
+    if (!(comm.ranks[r].cpus == mine)) continue;
+    if (r < rank) ++place;
+    ++sharing;
+  }
+  if (sharing == 1) {
+    *why = "no other rank of its host runs on its CPUs";
+    return {};
+  }
+  const size_t n = mine.size(), k = static_cast<size_t>(sharing), i = static_cast<size_t>(place);
+  if (k > n) {
+    *why = std::to_string(k) + " ranks share its " + std::to_string(n) + " CPUs";
+    return {};
+  }
+  const std::vector<int>& cpus = mine.cpus();
+  CpuList share(std::vector<int>(cpus.begin() + static_cast<long>(i * n / k),
+                                 cpus.begin() + static_cast<long>((i + 1) * n / k)));
+  *why = "share " + std::to_string(i + 1) + " of " + std::to_string(k) + " of CPUs " + mine.toString();
+  return share;
+}
+
 }  // namespace braid::topo

@@ -74,5 +74,61 @@ TEST(BindPolicy, UnknownNumaAndNoNicLeavesTheThreadAlone) {
   EXPECT_EQ(chooseBindTarget(c, 7, "").kind, BindTarget::Kind::kNone);  // out of range
 }
 
+// Ranks of hosts with these CPU sets ("" : not known), host by host.
+CommTopology withCpus(const std::vector<std::vector<std::string>>& hosts) {
+  std::vector<RankView> views;
+  for (size_t h = 0; h < hosts.size(); ++h)
+    for (const std::string& cpus : hosts[h]) {
+      RankView v;
+      v.rank = static_cast<int>(views.size());
+      v.hostId = "node" + std::to_string(h) + ":boot";
+      v.hostname = "node" + std::to_string(h);
+      EXPECT_TRUE(CpuList::parse(cpus, &v.cpus).isOk()) << cpus;
+      views.push_back(v);
+    }
+  CommTopology c;
+  EXPECT_TRUE(mergeRankViews(views, &c).isOk());
+  return c;
+}
+
+std::string share(const CommTopology& c, int rank) {
+  std::string why;
+  const CpuList s = engineCpuShare(c, rank, &why);
+  EXPECT_FALSE(why.empty());
+  return s.empty() ? "none" : s.toString();
+}
+
+TEST(EngineCpuShare, RanksOnOneSetOfCpusSplitItEvenly) {
+  const CommTopology two = withCpus({{"0-1", "0-1"}});
+  EXPECT_EQ(share(two, 0), "0");
+  EXPECT_EQ(share(two, 1), "1");
+  const CommTopology three = withCpus({{"0-7", "0-7", "0-7"}});
+  EXPECT_EQ(share(three, 0), "0-1");
+  EXPECT_EQ(share(three, 1), "2-4");
+  EXPECT_EQ(share(three, 2), "5-7");
+  // Hosts split their own CPUs: rank 3 is the first of its host's two.
+  const CommTopology hosts = withCpus({{"0-3", "0-3"}, {"0-3", "0-3"}});
+  EXPECT_EQ(share(hosts, 2), "0-1");
+  EXPECT_EQ(share(hosts, 3), "2-3");
+}
+
+TEST(EngineCpuShare, GroupsOfRanksOnTheirOwnCpusSplitThose) {
+  // Two NUMA halves, two ranks pinned to each (numactl): each pair splits its half.
+  const CommTopology c = withCpus({{"0-3", "4-7", "0-3", "4-7"}});
+  EXPECT_EQ(share(c, 0), "0-1");
+  EXPECT_EQ(share(c, 2), "2-3");
+  EXPECT_EQ(share(c, 1), "4-5");
+  EXPECT_EQ(share(c, 3), "6-7");
+}
+
+TEST(EngineCpuShare, NothingToSplitLeavesTheThreadAlone) {
+  EXPECT_EQ(share(withCpus({{"0-1"}}), 0), "none");                // one rank
+  EXPECT_EQ(share(withCpus({{"0", "1"}}), 0), "none");             // a launcher pinned each rank
+  EXPECT_EQ(share(withCpus({{"0-1", "0-1", "0-1"}}), 2), "none");  // more ranks than CPUs
+  EXPECT_EQ(share(withCpus({{"", ""}}), 1), "none");               // CPUs not known
+  EXPECT_EQ(share(withCpus({{"0-1"}, {"0-1"}}), 1), "none");       // one rank a host
+  EXPECT_EQ(share(withCpus({{"0-1", "0-1"}}), 5), "none");         // rank out of range
+}
+
 }  // namespace
 }  // namespace braid::topo
