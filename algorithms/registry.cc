@@ -24,9 +24,6 @@ std::vector<Algorithm>& table() {
 // log2(N) messages where the ring sends 2(N-1).
 constexpr size_t kAllReduceLatencyBytes = 16 * 1024;
 
-// Gather / scatter per-rank blocks up to this size take the binomial tree.
-constexpr size_t kRootedTreeBytes = 8 * 1024;
-
 // The fallback table (the tuner's cost model replaces it when it has
 // parameters). The first registered per collective would depend on link
 // order, so names are fixed here.
@@ -46,8 +43,7 @@ const char* fallbackName(Collective c, size_t bytes, int nranks) {
     case Collective::kAllToAllv: return "pairwise";
     case Collective::kBarrier: return "dissemination";
     // The root's port carries N - 1 blocks either way; the tree pays log2(N)
-    // latencies instead of N - 1 while blocks are small, and moves each block
-    // up to log2(N) times once they are not.
+    // latencies instead of N - 1 while blocks are small (registry.h).
     case Collective::kGather:
     case Collective::kScatter:
       return bytes <= kRootedTreeBytes ? "binomial" : "linear";

@@ -1,5 +1,6 @@
 // Binomial-tree gather and scatter from any root: ceil(log2 N) hops instead
-// of the linear algorithm's N - 1 messages at the root, for small blocks.
+// of the linear algorithm's N - 1 messages at the root, for small blocks
+// (the tuner ranks it up to kRootedTreeBytes a rank, registry.h).
 //
 // Gather: a rank collects its subtree's blocks (relative ranks [v, v + size),
 // binomial.h) in a scratch in relative order, its own first, then sends them
@@ -88,7 +89,9 @@ Status buildBinomialScatter(const CollectiveArgs& a, Schedule* out) {
 
 }  // namespace
 
-BRAID_REGISTER_ALGORITHM(gather_binomial, Collective::kGather, "binomial", buildBinomialGather);
-BRAID_REGISTER_ALGORITHM(scatter_binomial, Collective::kScatter, "binomial", buildBinomialScatter);
+BRAID_REGISTER_SMALL_ALGORITHM(gather_binomial, Collective::kGather, "binomial", buildBinomialGather,
+                               kRootedTreeBytes);
+BRAID_REGISTER_SMALL_ALGORITHM(scatter_binomial, Collective::kScatter, "binomial", buildBinomialScatter,
+                               kRootedTreeBytes);
 
 }  // namespace braid::algo

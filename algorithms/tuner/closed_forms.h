@@ -93,7 +93,8 @@ struct ModelQuery {
   Collective collective = Collective::kAllReduce;
   int nranks = 1;
   size_t bytes = 0;  // the vector (allreduce, broadcast, reduce), per rank (allgather,
-                     // reducescatter) or per peer (alltoall), as buildCollective counts it
+                     // reducescatter, gather, scatter) or per peer (alltoall), as
+                     // buildCollective counts it
   size_t elemSize = 4;
   size_t chunkBytes = 128 * 1024;
 };

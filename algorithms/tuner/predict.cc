@@ -83,6 +83,7 @@ std::vector<Candidate> predictAll(const ModelQuery& q, const CostParams& p, size
   std::vector<Candidate> all;
   for (const Algorithm& a : registeredAlgorithms()) {
     if (a.collective != q.collective || (a.sharedHostsOnly && p.ranksPerHost < 2)) continue;
+    if (a.largestBytes != 0 && q.bytes > a.largestBytes) continue;
     const Algorithm* stable = findAlgorithm(a.collective, a.name);  // registry storage outlives us
     Candidate c;
     if (stable && predictAlgorithm(*stable, q, p, fixedChunk, &c)) all.push_back(c);

@@ -53,6 +53,26 @@ TEST(Tuner, PicksTheModelsMinimum) {
   }
 }
 
+// The binomial gather / scatter is ranked for blocks up to kRootedTreeBytes
+// only (registry.h); linear above, and the fallback table agrees.
+TEST(Tuner, TheRootedTreeIsRankedForSmallBlocksOnly) {
+  for (Collective c : {Collective::kGather, Collective::kScatter}) {
+    for (int n : {4, 64}) {
+      auto names = [&](size_t bytes) {
+        std::string out;
+        for (const Candidate& k : predictAll(ModelQuery{c, n, bytes, 4, 0}, fabric(), 0))
+          out += std::string(k.algorithm->name) + " ";
+        return out;
+      };
+      EXPECT_NE(names(kRootedTreeBytes).find("binomial"), std::string::npos)
+          << collectiveName(c) << " n=" << n;
+      EXPECT_EQ(names(2 * kRootedTreeBytes), "linear ") << collectiveName(c) << " n=" << n;
+      EXPECT_STREQ(fallbackAlgorithm(c, kRootedTreeBytes, n)->name, "binomial");
+      EXPECT_STREQ(fallbackAlgorithm(c, kRootedTreeBytes + 1, n)->name, "linear");
+    }
+  }
+}
+
 TEST(Tuner, LatencyAndBandwidthRegimes) {
   Tuner tuner(config(64));
   AlgorithmOverrides none;
