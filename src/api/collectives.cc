@@ -266,18 +266,25 @@ Status reduceScatter(const void* send, void* recv, size_t recvcount, braidDataTy
   return launchCollective(comm, stream, args, send, recv, {total, bytes, false, static_cast<size_t>(n), 1});
 }
 
+// What gather and scatter check alike: the communicator, datatype and root,
+// and a block (*bytes) and nranks of them (*total) without overflow.
+Status checkRootedBlocks(const char* fn, size_t count, braidDataType_t t, int root, braidComm_t comm,
+                         size_t* bytes, size_t* total) {
+  CHECK(api::checkComm(fn, comm));
+  CHECK(api::checkDataType(fn, t));
+  CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
+  CHECK(api::checkBytes(fn, "count", count, t, 1, bytes));
+  return api::checkBytes(fn, "count", count, t, comm->impl->nranks(), total);
+}
+
 // Gather and scatter: the root holds the nranks blocks, the others one. The
 // staging of device buffers is not cut into pieces (Extents without blocks):
 // only the root has all the blocks, and every rank must cut alike.
 Status gather(const void* send, void* recv, size_t count, braidDataType_t t, int root, braidComm_t comm,
               braidStream_t stream) {
   const char* fn = "braidGather";
-  CHECK(api::checkComm(fn, comm));
-  CHECK(api::checkDataType(fn, t));
-  CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
   size_t bytes = 0, total = 0;
-  CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
-  CHECK(api::checkBytes(fn, "count", count, t, comm->impl->nranks(), &total));
+  CHECK(checkRootedBlocks(fn, count, t, root, comm, &bytes, &total));
   CHECK(api::checkBuffer(fn, "sendbuff", send, bytes));
   const bool isRoot = comm->impl->rank() == root;
   if (isRoot) {
@@ -295,12 +302,8 @@ Status gather(const void* send, void* recv, size_t count, braidDataType_t t, int
 Status scatter(const void* send, void* recv, size_t count, braidDataType_t t, int root, braidComm_t comm,
                braidStream_t stream) {
   const char* fn = "braidScatter";
-  CHECK(api::checkComm(fn, comm));
-  CHECK(api::checkDataType(fn, t));
-  CHECK(api::checkRank(fn, "root", root, comm->impl->nranks()));
   size_t bytes = 0, total = 0;
-  CHECK(api::checkBytes(fn, "count", count, t, 1, &bytes));
-  CHECK(api::checkBytes(fn, "count", count, t, comm->impl->nranks(), &total));
+  CHECK(checkRootedBlocks(fn, count, t, root, comm, &bytes, &total));
   CHECK(api::checkBuffer(fn, "recvbuff", recv, bytes));
   const bool isRoot = comm->impl->rank() == root;
   if (isRoot) {
