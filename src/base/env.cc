@@ -63,7 +63,7 @@ const std::vector<Variable>& all() {
       {"BRAID_SHM_RING_BYTES", "1048576",
        "Bytes of each shm connection's ring (power of two, 65536..268435456); small messages, and large ones "
        "when cross-memory attach is off, stream through it."},
-      {"BRAID_SHM_CMA_THRESHOLD", "65536",
+      {"BRAID_SHM_CMA_THRESHOLD", "32768",
        "Messages of at least this many bytes are pulled single-copy by the receiver with process_vm_readv "
        "(cross-memory attach); 0 turns it off. Falls back to the ring per connection when the kernel refuses "
        "(EPERM)."},

@@ -16,12 +16,17 @@ struct ShmConfig {
   // attach (the receiver pulls with process_vm_readv); 0: never (the ring
   // only). A connection uses CMA only when both ends allow it and the
   // acceptor's probe read succeeds (else it falls back to the ring, logged).
-  // One copy instead of the ring's two. Below 64 KiB the ring wins: a pull
-  // pins the sender's pages and costs a system call, while a small message
-  // goes through the ring in cache. On the 2-core VM, 2 ranks, 64 KiB against
-  // the ring: all-gather 8 MiB 1116 against 1660 us, reduce-scatter 8 MiB
-  // 1537 against 2805 us, all-to-all 1 MiB 97 against 174 us.
-  size_t cmaThreshold = size_t{64} << 10;
+  // One copy instead of the ring's two. On the 2-core VM, 2 ranks, 64 KiB
+  // against the ring: all-gather 8 MiB 1116 against 1660 us, reduce-scatter
+  // 8 MiB 1537 against 2805 us, all-to-all 1 MiB 97 against 174 us. 32 KiB
+  // messages pull faster too (20 calls, medians of 3-5): a 2-rank all-gather
+  // of 64 KiB 4.4 us against 6.6 (500 calls) and 6.1 against 18.4 (20
+  // calls), a 4-rank all-to-all of 128 KiB 46 against 101 us. From 16 KiB
+  // down the two are level, and below 16 KiB the ring wins: a pull pins the
+  // sender's pages and costs a system call, while a small message goes
+  // through the ring in cache (a threshold of 8 KiB: 16 KiB messages 9.4
+  // against 6.5-6.9 us).
+  size_t cmaThreshold = size_t{32} << 10;
   // How long wait() spins on the rings before it sleeps on the futex.
   int spinUs = 20;
 

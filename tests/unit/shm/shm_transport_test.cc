@@ -48,7 +48,7 @@ TEST(ShmTransport, ReadsItsEnvironment) {
   unsetenv("BRAID_SHM_CMA_THRESHOLD");
   ASSERT_TRUE(shm::ShmConfig::fromEnv(&c).isOk());
   EXPECT_TRUE(c.cma()) << "cross-memory attach is on by default";
-  EXPECT_EQ(c.cmaThreshold, size_t{64} << 10);
+  EXPECT_EQ(c.cmaThreshold, size_t{32} << 10);
   setenv("BRAID_SHM_CMA_THRESHOLD", "0", 1);
   ASSERT_TRUE(shm::ShmConfig::fromEnv(&c).isOk());
   EXPECT_FALSE(c.cma()) << "0 turns it off";
