@@ -52,6 +52,13 @@ bool publishedBytes(Collective c, size_t count, DataType t, int nranks, bool isR
   }
 }
 
+// What a chunked all-gather moves per op: a slot, in whole cache lines so
+// that every copy starts aligned; 0 when a slot is smaller than a line.
+size_t pieceBytes(size_t slotBytes) {
+  constexpr size_t kLine = 64;
+  return slotBytes / kLine * kLine;
+}
+
 // Who a rank must see published before it computes its output: everyone,
 // one rank (the root), or nobody (-2).
 constexpr int kEveryone = -1, kNobody = -2;
@@ -222,11 +229,15 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
   if (!publishedBytes(args.collective, args.count, args.dtype, args.nranks, true, &bytes))
     return SlotPath::kNone;
   if (bytes <= std::min(slotBytes, kWholeMaxBytes) && args.count < (size_t{1} << 24)) return SlotPath::kWhole;
-  // A chunk must hold at least one element per rank.
-  if (args.collective == Collective::kAllReduce &&
-      slotBytes / args.elemSize() >= static_cast<size_t>(args.nranks))
-    return SlotPath::kChunkedAllReduce;
-  return SlotPath::kNone;
+  switch (args.collective) {
+    case Collective::kAllReduce:  // a chunk holds at least one element per rank
+      return slotBytes / args.elemSize() >= static_cast<size_t>(args.nranks) ? SlotPath::kChunked
+                                                                             : SlotPath::kNone;
+    case Collective::kAllGather:
+      return pieceBytes(slotBytes) > 0 ? SlotPath::kChunked : SlotPath::kNone;
+    default:
+      return SlotPath::kNone;
+  }
 }
 
 // In a signature's op byte: the sum is a PreMulSum (ranks may pass different
@@ -364,11 +375,40 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
   return Status::ok();
 }
 
+// One op per slot of the block: the rank publishes its next piece, then
+// copies everyone's out, its own from its input (in cache: just read).
+Status runChunkedAllGather(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
+                           ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const size_t block = call.count * dataTypeSize(call.dtype);
+  const size_t piece = pieceBytes(slots.slotBytes());
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  const bool inPlace = in == out + me * block;
+  Waiter waiter(slots, call, ctx);
+  for (size_t off = 0; off < block; off += piece) {
+    const size_t len = std::min(piece, block - off);
+    const uint32_t op = ++*opNumber;
+    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, in + off, len, kEveryone, "to publish its input", ctx));
+    for (int r = 0; r < n; ++r)
+      if (r != me) std::memcpy(out + r * block + off, slots.slot(r, op), len);
+    if (!inPlace) std::memcpy(out + me * block + off, in + off, len);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, ExecutionContext& ctx) {
-  if (call.path == SlotPath::kChunkedAllReduce) return runChunkedAllReduce(slots, opNumber, call, ctx);
-  return runWhole(slots, ++*opNumber, call, ctx);
+  if (call.path == SlotPath::kWhole) return runWhole(slots, ++*opNumber, call, ctx);
+  switch (call.collective) {
+    case Collective::kAllReduce:
+      return runChunkedAllReduce(slots, opNumber, call, ctx);
+    case Collective::kAllGather:
+      return runChunkedAllGather(slots, opNumber, call, ctx);
+    default:
+      return internalError(std::string("no chunked slot path for ") + algo::collectiveName(call.collective));
+  }
 }
 
 }  // namespace braid::core

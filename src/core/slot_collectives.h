@@ -22,6 +22,16 @@
 // 2 waits per chunk, where the executor's ring over shm copies each byte twice
 // per hop.
 //
+// Larger all-gathers run in chunks too, one op per slot of the block: a rank
+// publishes the next piece of its block, then copies the others' pieces out
+// and its own straight from its input while that is still in cache. Every
+// piece goes into shared memory once and out to every rank, where the
+// transport's single-copy pull (process_vm_readv) reads a block once per
+// peer and pins its pages each time: on the 2-core VM a pull moves about
+// 7 GB/s where a memcpy in cache moves 20. All-to-alls stay with the
+// transport: they fan nothing out, and the slots' two copies measured level
+// with the one pull (1.3x faster at 1 MiB, 0.85x at 16 MiB, 2 ranks).
+//
 // The path depends only on the call's shape, so all ranks take the same one.
 #pragma once
 
@@ -38,7 +48,7 @@ namespace braid::core {
 // Per-rank input up to which a collective runs whole on the slots.
 constexpr size_t kWholeMaxBytes = 16384;
 
-enum class SlotPath : uint8_t { kNone, kWhole, kChunkedAllReduce };
+enum class SlotPath : uint8_t { kNone, kWhole, kChunked };
 
 struct SlotCall {
   algo::Collective collective = algo::Collective::kAllReduce;

@@ -224,7 +224,8 @@ class SlotGroup {
 };
 
 // Every case that runs on slots of kSlotBytes: whole up to 2 KiB per rank,
-// all-reduces in chunks beyond (3000 elements: 2 to 12 chunks by type).
+// all-reduces and all-gathers in chunks beyond (3000 elements: 2 to 12 chunks
+// by type).
 std::vector<Case> everyCase(int n) {
   std::vector<Case> cases;
   const Collective reducing[] = {Collective::kAllReduce, Collective::kReduce, Collective::kReduceScatter};
@@ -309,6 +310,32 @@ TEST(SlotCollectives, InPlaceAllReduceAndAllGather) {
     data[r] = {v[0], v[1], all[0], all[1], all[2]};
   });
   for (int r = 0; r < n; ++r) EXPECT_EQ(data[r], (std::vector<int32_t>{6, 60, 6, 7, 8})) << "rank " << r;
+}
+
+// In place over several chunks (the matrix above runs out of place): the
+// own block stays where it is, and the others land around it.
+TEST(SlotCollectives, InPlaceChunkedAllGather) {
+  const int n = 3;
+  const size_t count = 1000;  // 4000 B a block: 2 chunks of a 2 KiB slot
+  const Case c{Collective::kAllGather, DataType::kInt32, RedOp::kSum, count, 0};
+  ASSERT_EQ(pathOf(c, n), SlotPath::kChunked);
+  SlotGroup group(n);
+  std::vector<std::string> failures(n);
+  group.parallel([&](int r) {
+    std::vector<int32_t> all(n * count, -1);
+    for (size_t i = 0; i < count; ++i) all[r * count + i] = static_cast<int32_t>(r * 100000 + i);
+    if (Status st = group.call(r, c, &all[r * count], all.data()); !st.isOk()) {
+      failures[r] = st.message();
+      return;
+    }
+    for (int q = 0; q < n && failures[r].empty(); ++q)
+      for (size_t i = 0; i < count; ++i)
+        if (all[q * count + i] != static_cast<int32_t>(q * 100000 + i)) {
+          failures[r] = "block " + std::to_string(q) + " element " + std::to_string(i);
+          break;
+        }
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
 }
 
 TEST(SlotCollectives, RanksThatCallDifferentCollectivesAreToldWhich) {
@@ -399,8 +426,7 @@ TEST(SlotCollectives, ARankThatNeverComesTimesOutNamingIt) {
 }
 
 TEST(SlotCollectives, ThePathDependsOnlyOnTheCallsShape) {
-  constexpr SlotPath kNone = SlotPath::kNone, kWhole = SlotPath::kWhole,
-                     kChunked = SlotPath::kChunkedAllReduce;
+  constexpr SlotPath kNone = SlotPath::kNone, kWhole = SlotPath::kWhole, kChunked = SlotPath::kChunked;
   algo::CollectiveArgs a;
   a.nranks = 4;
   a.dtype = DataType::kFloat32;
@@ -424,7 +450,13 @@ TEST(SlotCollectives, ThePathDependsOnlyOnTheCallsShape) {
   a.collective = Collective::kAllToAll;  // n blocks per rank
   a.count = 64;
   EXPECT_EQ(slotPath(a, 1024), kWhole);
-  EXPECT_EQ(slotPath(a, 1023), kNone);
+  EXPECT_EQ(slotPath(a, 1023), kNone) << "all-to-alls larger than a slot take the transport";
+  a.collective = Collective::kAllGather;
+  a.count = 256;
+  EXPECT_EQ(slotPath(a, 1024), kWhole);
+  EXPECT_EQ(slotPath(a, 1023), kChunked);
+  EXPECT_EQ(slotPath(a, 63), kNone) << "a chunk is at least a cache line";
+  a.count = 64;
   a.collective = Collective::kReduceScatter;
   EXPECT_EQ(slotPath(a, 1024), kWhole);
   EXPECT_EQ(slotPath(a, 1023), kNone);
