@@ -120,8 +120,9 @@ Status Communicator::establishSlots() {
   slotsPlan_.algorithm = "shm-slots";
   chunkedSlotsPlan_.algorithm = "shm-slots-chunked";
   BRAID_INFO(
-      "collectives of up to %zu B per rank, and larger all-reduces and all-gathers in chunks of %zu B, run "
-      "on shared slots",
+      "collectives of up to %zu B per rank, and larger all-reduces, all-gathers and reduce-scatters in "
+      "chunks "
+      "of %zu B, run on shared slots",
       std::min(slots_->slotBytes(), kWholeMaxBytes), slots_->slotBytes());
   return Status::ok();
 }

@@ -52,8 +52,10 @@ bool publishedBytes(Collective c, size_t count, DataType t, int nranks, bool isR
   }
 }
 
-// What a chunked all-gather moves per op: a slot, in whole cache lines so
-// that every copy starts aligned; 0 when a slot is smaller than a line.
+// What a chunked all-gather moves per op (a slot) or a chunked reduce-scatter
+// per op and block (a slot's n-th), in whole cache lines, so that every copy
+// starts aligned and holds whole elements of any type; 0 when less than a
+// line fits.
 size_t pieceBytes(size_t slotBytes) {
   constexpr size_t kLine = 64;
   return slotBytes / kLine * kLine;
@@ -235,6 +237,9 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
                                                                              : SlotPath::kNone;
     case Collective::kAllGather:
       return pieceBytes(slotBytes) > 0 ? SlotPath::kChunked : SlotPath::kNone;
+    case Collective::kReduceScatter:  // a piece of every block per slot
+      return pieceBytes(slotBytes / static_cast<size_t>(args.nranks)) > 0 ? SlotPath::kChunked
+                                                                          : SlotPath::kNone;
     default:
       return SlotPath::kNone;
   }
@@ -397,6 +402,38 @@ Status runChunkedAllGather(const HostSlots& slots, uint32_t* opNumber, const Slo
   return Status::ok();
 }
 
+// One op per piece of every block: piece p of the slot holds this rank's
+// share of block p, and rank p folds piece p of every slot, in rank order,
+// into its output. Its own piece it reads from its input, unless that must be
+// scaled first (PreMulSum) or is the output itself (in place), which the
+// folding overwrites while still reading it.
+Status runChunkedReduceScatter(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
+                               ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const size_t es = dataTypeSize(call.dtype), block = call.count * es;
+  const size_t piece = pieceBytes(slots.slotBytes() / static_cast<size_t>(n));
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  const bool ownFromSlot = call.preMultiply || in + me * block == out;
+  Waiter waiter(slots, call, ctx);
+  for (size_t off = 0; off < block; off += piece) {
+    const size_t len = std::min(piece, block - off), count = len / es;
+    const uint32_t op = ++*opNumber;
+    BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, op - 1, "to finish its previous op"));
+    char* slot = slots.mySlot(op);
+    for (int p = 0; p < n; ++p)
+      if (p != me || ownFromSlot) fillSlot(slot + p * piece, in + p * block + off, len, call);
+    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, nullptr, 0, kEveryone, "to publish its input", ctx));
+    auto source = [&](int r) {
+      return r == me && !ownFromSlot ? in + me * block + off : slots.slot(r, op) + me * piece;
+    };
+    kernels::reduce(out + off, source(0), source(1), count, call.dtype, call.op);
+    for (int r = 2; r < n; ++r) kernels::reduce(out + off, out + off, source(r), count, call.dtype, call.op);
+    if (call.op == RedOp::kAvg) kernels::divideBy(out + off, count, call.dtype, static_cast<uint64_t>(n));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, ExecutionContext& ctx) {
@@ -406,6 +443,8 @@ Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& ca
       return runChunkedAllReduce(slots, opNumber, call, ctx);
     case Collective::kAllGather:
       return runChunkedAllGather(slots, opNumber, call, ctx);
+    case Collective::kReduceScatter:
+      return runChunkedReduceScatter(slots, opNumber, call, ctx);
     default:
       return internalError(std::string("no chunked slot path for ") + algo::collectiveName(call.collective));
   }

@@ -32,6 +32,11 @@
 // transport: they fan nothing out, and the slots' two copies measured level
 // with the one pull (1.3x faster at 1 MiB, 0.85x at 16 MiB, 2 ranks).
 //
+// Larger reduce-scatters run in chunks as well, one op per piece of every
+// block (a slot's n-th): a rank publishes its share of every block's next
+// piece, then folds piece `rank` of every slot into its output, which is the
+// all-reduce's first half without the copy-out.
+//
 // The path depends only on the call's shape, so all ranks take the same one.
 #pragma once
 

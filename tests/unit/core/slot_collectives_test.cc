@@ -224,8 +224,8 @@ class SlotGroup {
 };
 
 // Every case that runs on slots of kSlotBytes: whole up to 2 KiB per rank,
-// all-reduces and all-gathers in chunks beyond (3000 elements: 2 to 12 chunks
-// by type).
+// all-reduces, all-gathers and reduce-scatters in chunks beyond (3000
+// elements: 2 to 12 chunks by type, more pieces for a reduce-scatter).
 std::vector<Case> everyCase(int n) {
   std::vector<Case> cases;
   const Collective reducing[] = {Collective::kAllReduce, Collective::kReduce, Collective::kReduceScatter};
@@ -334,6 +334,32 @@ TEST(SlotCollectives, InPlaceChunkedAllGather) {
           failures[r] = "block " + std::to_string(q) + " element " + std::to_string(i);
           break;
         }
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
+}
+
+// In place over several pieces: rank r's output is its own block r, which
+// it folds last but reads too (ranks 1 and 2 fold their own input after the
+// output was first written).
+TEST(SlotCollectives, InPlaceChunkedReduceScatter) {
+  const int n = 3;
+  const size_t count = 1000;  // 4000 B a block: 7 pieces of 640 B
+  const Case c{Collective::kReduceScatter, DataType::kInt32, RedOp::kSum, count, 0};
+  ASSERT_EQ(pathOf(c, n), SlotPath::kChunked);
+  SlotGroup group(n);
+  std::vector<std::string> failures(n);
+  group.parallel([&](int r) {
+    std::vector<int32_t> v(n * count);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>((r + 1) * 1000000 + i);
+    if (Status st = group.call(r, c, v.data(), &v[r * count]); !st.isOk()) {
+      failures[r] = st.message();
+      return;
+    }
+    for (size_t i = 0; i < count; ++i)  // (1 + 2 + 3) * 1000000 + 3 * (r * count + i)
+      if (v[r * count + i] != static_cast<int32_t>(6000000 + 3 * (r * count + i))) {
+        failures[r] = "element " + std::to_string(i);
+        break;
+      }
   });
   for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
 }
@@ -459,7 +485,8 @@ TEST(SlotCollectives, ThePathDependsOnlyOnTheCallsShape) {
   a.count = 64;
   a.collective = Collective::kReduceScatter;
   EXPECT_EQ(slotPath(a, 1024), kWhole);
-  EXPECT_EQ(slotPath(a, 1023), kNone);
+  EXPECT_EQ(slotPath(a, 1023), kChunked) << "a line of every block fits";
+  EXPECT_EQ(slotPath(a, 255), kNone) << "a piece of every block needs a cache line";
   a.collective = Collective::kAllToAllv;
   EXPECT_EQ(slotPath(a, 1 << 20), kNone);
   a.collective = Collective::kSendRecv;
