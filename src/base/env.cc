@@ -70,9 +70,9 @@ const std::vector<Variable>& all() {
       {"BRAID_SHM_SLOT_BYTES", "262144",
        "When every rank of a communicator is on one host, collectives run on a shared area of two slots "
        "of this many bytes per rank instead of through the transports: whole when a rank's input fits a "
-       "slot and 16 KiB, all-reduces, all-gathers and reduce-scatters beyond that in chunks of a slot (0 "
-       "turns it off; at most 1048576). The size is rank 0's; a rank with 0, or with BRAID_TRANSPORT "
-       "forcing another transport, turns them off for all."},
+       "slot and 16 KiB, all-reduces, all-gathers, reduce-scatters and broadcasts beyond that in chunks of "
+       "a slot (0 turns it off; at most 1048576). The size is rank 0's; a rank with 0, or with "
+       "BRAID_TRANSPORT forcing another transport, turns them off for all."},
       {"BRAID_SHM_SPIN_US", "20",
        "Microseconds a waiting rank spins on a shm connection, yielding the CPU, before it sleeps on its "
        "futex doorbell."},

@@ -120,7 +120,8 @@ Status Communicator::establishSlots() {
   slotsPlan_.algorithm = "shm-slots";
   chunkedSlotsPlan_.algorithm = "shm-slots-chunked";
   BRAID_INFO(
-      "collectives of up to %zu B per rank, and larger all-reduces, all-gathers and reduce-scatters in "
+      "collectives of up to %zu B per rank, and larger all-reduces, all-gathers, reduce-scatters and "
+      "broadcasts in "
       "chunks "
       "of %zu B, run on shared slots",
       std::min(slots_->slotBytes(), kWholeMaxBytes), slots_->slotBytes());

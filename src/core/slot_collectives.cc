@@ -236,6 +236,7 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
       return slotBytes / args.elemSize() >= static_cast<size_t>(args.nranks) ? SlotPath::kChunked
                                                                              : SlotPath::kNone;
     case Collective::kAllGather:
+    case Collective::kBroadcast:
       return pieceBytes(slotBytes) > 0 ? SlotPath::kChunked : SlotPath::kNone;
     case Collective::kReduceScatter:  // a piece of every block per slot
       return pieceBytes(slotBytes / static_cast<size_t>(args.nranks)) > 0 ? SlotPath::kChunked
@@ -402,6 +403,31 @@ Status runChunkedAllGather(const HostSlots& slots, uint32_t* opNumber, const Slo
   return Status::ok();
 }
 
+// One op per slot of the vector: the root publishes the next piece and the
+// others copy it out, while the root fills its other slot with the piece
+// after (it waits only until everyone took the one before).
+Status runChunkedBroadcast(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
+                           ExecutionContext& ctx) {
+  const int me = slots.rank();
+  const bool root = me == call.root;
+  const size_t bytes = call.count * dataTypeSize(call.dtype);
+  const size_t piece = pieceBytes(slots.slotBytes());
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  Waiter waiter(slots, call, ctx);
+  for (size_t off = 0; off < bytes; off += piece) {
+    const size_t len = std::min(piece, bytes - off);
+    const uint32_t op = ++*opNumber;
+    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, root ? in + off : nullptr, root ? len : 0,
+                                   sources(call, me), "to publish its input", ctx));
+    if (!root)
+      std::memcpy(out + off, slots.slot(call.root, op), len);
+    else if (out != in)
+      std::memcpy(out + off, in + off, len);
+  }
+  return Status::ok();
+}
+
 // One op per piece of every block: piece p of the slot holds this rank's
 // share of block p, and rank p folds piece p of every slot, in rank order,
 // into its output. Its own piece it reads from its input, unless that must be
@@ -445,6 +471,8 @@ Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& ca
       return runChunkedAllGather(slots, opNumber, call, ctx);
     case Collective::kReduceScatter:
       return runChunkedReduceScatter(slots, opNumber, call, ctx);
+    case Collective::kBroadcast:
+      return runChunkedBroadcast(slots, opNumber, call, ctx);
     default:
       return internalError(std::string("no chunked slot path for ") + algo::collectiveName(call.collective));
   }

@@ -37,6 +37,9 @@
 // piece, then folds piece `rank` of every slot into its output, which is the
 // all-reduce's first half without the copy-out.
 //
+// Larger broadcasts run in chunks of a slot: the root publishes the next piece
+// and the others copy it out, while the root fills its other slot.
+//
 // The path depends only on the call's shape, so all ranks take the same one.
 #pragma once
 
