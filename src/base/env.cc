@@ -70,9 +70,14 @@ const std::vector<Variable>& all() {
       {"BRAID_SHM_SLOT_BYTES", "262144",
        "When every rank of a communicator is on one host, collectives run on a shared area of two slots "
        "of this many bytes per rank instead of through the transports: whole when a rank's input fits a "
-       "slot and 16 KiB, all-reduces, all-gathers, reduce-scatters and broadcasts beyond that in chunks of "
-       "a slot (0 turns it off; at most 1048576). The size is rank 0's; a rank with 0, or with "
+       "slot and 16 KiB, all-reduces, all-gathers, reduce-scatters, broadcasts and all-to-alls beyond that "
+       "in chunks of a slot (0 turns it off; at most 1048576). The size is rank 0's; a rank with 0, or with "
        "BRAID_TRANSPORT forcing another transport, turns them off for all."},
+      {"BRAID_SHM_STREAM_BYTES", "0",
+       "Collectives on the shared slots write outputs of at least this many bytes with streaming stores, "
+       "which bypass the caches: a plain copy first reads every line it writes, a third of the memory "
+       "traffic once outputs outgrow the cache. 0: the last-level cache divided by twice the ranks of "
+       "the host, when every rank's input and output together fill it (auto); negative: never."},
       {"BRAID_SHM_SPIN_US", "20",
        "Microseconds a waiting rank spins on a shm connection, yielding the CPU, before it sleeps on its "
        "futex doorbell."},

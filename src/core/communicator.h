@@ -64,6 +64,7 @@ struct CommConfig {
   std::string transport;  // BRAID_TRANSPORT: force one for every pair ("" = per pair)
   std::string network;    // BRAID_NET: the transport between hosts ("" = tcp)
   size_t slotBytes = 262144;   // BRAID_SHM_SLOT_BYTES: per-rank slot of the shared slots on one host (0: off)
+  int64_t streamBytes = 0;  // BRAID_SHM_STREAM_BYTES: outputs the slots write streaming (0: auto, <0: none)
   int heartbeatMs = 1000;      // BRAID_HEARTBEAT_MS (0: off)
   int heartbeatMisses = 10;    // BRAID_HEARTBEAT_MISSES
   FaultInjection faultInjection;  // BRAID_FAULT_INJECT (tests only)
@@ -145,6 +146,8 @@ class Communicator {
   Status establishSlots();
   // How a call of this shape runs on slots_, if at all (the same on every rank).
   SlotPath slotPathFor(const algo::CollectiveArgs& args) const;
+  // BRAID_SHM_STREAM_BYTES, or from the last-level cache when 0 (auto); SIZE_MAX: never.
+  size_t streamThreshold() const;
   // After an op failed with `local`: the status the op returns (the root cause
   // when another rank reported one), recorded and told to the others if first.
   Status settle(const Status& local, const ExecutionContext& ctx);
@@ -156,7 +159,7 @@ class Communicator {
   // when the turn had already come (the epoch: read one once it comes).
   Status runTurn(std::unique_lock<FutexMutex>& lock, uint64_t ticket, Op& op, Clock::time_point now);
   // The op as the slots see it (also for the announcement of executor ops).
-  static SlotCall slotCallOf(const Op& op, uint64_t ticket);
+  SlotCall slotCallOf(const Op& op, uint64_t ticket) const;
   // Why a halted op stops (for the executor).
   Status haltReason() const;
   // The op's plan; for an op on the slots, the empty plan that names it.
@@ -181,6 +184,7 @@ class Communicator {
   std::unique_ptr<HostSlots> slots_;
   Plan slotsPlan_, chunkedSlotsPlan_;      // what the flight recorder shows for slots ops (see planOf)
   uint32_t slotOps_ = 0;                   // ops run on slots_ so far; only touched by the ticket holder
+  size_t streamOutputBytes_ = SIZE_MAX;    // slot calls with outputs this large stream them (SlotCall)
   std::atomic<bool> aborted_{false};
   // braidCommFinalize: tickets from finalizedAt_ on are refused (under mu_).
   bool finalized_ = false;

@@ -9,6 +9,7 @@
 #include "base/cpu.h"
 #include "base/deadline.h"
 #include "kernels/reduce.h"
+#include "kernels/stream_copy.h"
 
 namespace braid::core {
 namespace {
@@ -59,6 +60,12 @@ bool publishedBytes(Collective c, size_t count, DataType t, int nranks, bool isR
 size_t pieceBytes(size_t slotBytes) {
   constexpr size_t kLine = 64;
   return slotBytes / kLine * kLine;
+}
+
+// What a chunked all-to-all moves per op and peer block (a slot holds one
+// piece of each of the other ranks' blocks).
+size_t allToAllPieceBytes(size_t slotBytes, int nranks) {
+  return pieceBytes(slotBytes / static_cast<size_t>(std::max(1, nranks - 1)));
 }
 
 // Who a rank must see published before it computes its output: everyone,
@@ -223,6 +230,21 @@ Status checkSignatures(const HostSlots& slots, uint32_t opNumber, int who, uint6
 
 }  // namespace
 
+size_t slotOutputBytes(const SlotCall& call, int nranks) {
+  size_t block = 0, all = 0;
+  if (__builtin_mul_overflow(call.count, dataTypeSize(call.dtype), &block) ||
+      __builtin_mul_overflow(block, static_cast<size_t>(nranks), &all))
+    return SIZE_MAX;
+  switch (call.collective) {
+    case Collective::kAllGather:
+    case Collective::kAllToAll:
+    case Collective::kGather:
+      return all;
+    default:
+      return block;
+  }
+}
+
 SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
   if (args.quantized || slotBytes == 0) return SlotPath::kNone;
   size_t bytes = 0;
@@ -241,6 +263,8 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
     case Collective::kReduceScatter:  // a piece of every block per slot
       return pieceBytes(slotBytes / static_cast<size_t>(args.nranks)) > 0 ? SlotPath::kChunked
                                                                           : SlotPath::kNone;
+    case Collective::kAllToAll:  // a piece of every other rank's block per slot
+      return allToAllPieceBytes(slotBytes, args.nranks) > 0 ? SlotPath::kChunked : SlotPath::kNone;
     default:
       return SlotPath::kNone;
   }
@@ -291,6 +315,15 @@ void fillSlot(char* slot, const void* data, size_t bytes, const SlotCall& call) 
     kernels::scaleBy(slot, data, bytes / dataTypeSize(call.dtype), call.dtype, call.preMulScalar);
   else
     std::memcpy(slot, data, bytes);
+}
+
+// A chunked path's copy into the user's output: streaming when the call
+// says so (SlotCall::streamOutput).
+void copyOut(const SlotCall& call, char* out, const void* from, size_t bytes) {
+  if (call.streamOutput)
+    kernels::copyStreaming(out, from, bytes);
+  else
+    std::memcpy(out, from, bytes);
 }
 
 // One op on the slots: this rank's `bytes` from `data` go into its slot of
@@ -374,7 +407,7 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
         exchange(slots, waiter, fold, nullptr, 0, kEveryone, "to publish its reduced block", ctx));
     for (int r = 0; r < n; ++r) {
       const size_t rlo = blockBegin(len, n, r), rhi = blockBegin(len, n, r + 1);
-      std::memcpy(out + (off + rlo) * es, slots.slot(r, fold) + rlo * es, (rhi - rlo) * es);
+      copyOut(call, out + (off + rlo) * es, slots.slot(r, fold) + rlo * es, (rhi - rlo) * es);
     }
     off += len;
   }
@@ -397,8 +430,8 @@ Status runChunkedAllGather(const HostSlots& slots, uint32_t* opNumber, const Slo
     const uint32_t op = ++*opNumber;
     BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, in + off, len, kEveryone, "to publish its input", ctx));
     for (int r = 0; r < n; ++r)
-      if (r != me) std::memcpy(out + r * block + off, slots.slot(r, op), len);
-    if (!inPlace) std::memcpy(out + me * block + off, in + off, len);
+      if (r != me) copyOut(call, out + r * block + off, slots.slot(r, op), len);
+    if (!inPlace) copyOut(call, out + me * block + off, in + off, len);
   }
   return Status::ok();
 }
@@ -421,9 +454,9 @@ Status runChunkedBroadcast(const HostSlots& slots, uint32_t* opNumber, const Slo
     BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, root ? in + off : nullptr, root ? len : 0,
                                    sources(call, me), "to publish its input", ctx));
     if (!root)
-      std::memcpy(out + off, slots.slot(call.root, op), len);
+      copyOut(call, out + off, slots.slot(call.root, op), len);
     else if (out != in)
-      std::memcpy(out + off, in + off, len);
+      copyOut(call, out + off, in + off, len);
   }
   return Status::ok();
 }
@@ -460,6 +493,41 @@ Status runChunkedReduceScatter(const HostSlots& slots, uint32_t* opNumber, const
   return Status::ok();
 }
 
+// Where rank `from`'s slot holds its piece of block `to` (to != from): the
+// pieces of the other ranks' blocks in rank order, none for its own.
+size_t allToAllPieceAt(int from, int to, size_t piece) {
+  return static_cast<size_t>(to < from ? to : to - 1) * piece;
+}
+
+// One op per piece of every block: a rank's slot holds its next piece of
+// every other rank's block, and rank p copies its piece out of every slot.
+// The own block goes from input to output directly (all-to-all has no
+// in-place form), so it takes no room in the slot: with 2 ranks a piece is
+// a whole slot.
+Status runChunkedAllToAll(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
+                          ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const size_t block = call.count * dataTypeSize(call.dtype);
+  const size_t piece = allToAllPieceBytes(slots.slotBytes(), n);
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  Waiter waiter(slots, call, ctx);
+  for (size_t off = 0; off < block; off += piece) {
+    const size_t len = std::min(piece, block - off);
+    const uint32_t op = ++*opNumber;
+    BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, op - 1, "to finish its previous op"));
+    char* slot = slots.mySlot(op);
+    for (int p = 0; p < n; ++p)
+      if (p != me) std::memcpy(slot + allToAllPieceAt(me, p, piece), in + p * block + off, len);
+    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, nullptr, 0, kEveryone, "to publish its input", ctx));
+    for (int r = 0; r < n; ++r)
+      if (r != me)
+        copyOut(call, out + r * block + off, slots.slot(r, op) + allToAllPieceAt(r, me, piece), len);
+    copyOut(call, out + me * block + off, in + me * block + off, len);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, ExecutionContext& ctx) {
@@ -473,6 +541,8 @@ Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& ca
       return runChunkedReduceScatter(slots, opNumber, call, ctx);
     case Collective::kBroadcast:
       return runChunkedBroadcast(slots, opNumber, call, ctx);
+    case Collective::kAllToAll:
+      return runChunkedAllToAll(slots, opNumber, call, ctx);
     default:
       return internalError(std::string("no chunked slot path for ") + algo::collectiveName(call.collective));
   }

@@ -28,9 +28,7 @@
 // piece goes into shared memory once and out to every rank, where the
 // transport's single-copy pull (process_vm_readv) reads a block once per
 // peer and pins its pages each time: on the 2-core VM a pull moves about
-// 7 GB/s where a memcpy in cache moves 20. All-to-alls stay with the
-// transport: they fan nothing out, and the slots' two copies measured level
-// with the one pull (1.3x faster at 1 MiB, 0.85x at 16 MiB, 2 ranks).
+// 7 GB/s where a memcpy in cache moves 20.
 //
 // Larger reduce-scatters run in chunks as well, one op per piece of every
 // block (a slot's n-th): a rank publishes its share of every block's next
@@ -39,6 +37,19 @@
 //
 // Larger broadcasts run in chunks of a slot: the root publishes the next piece
 // and the others copy it out, while the root fills its other slot.
+//
+// Larger all-to-alls run in chunks too: a rank publishes its next piece of
+// every other rank's block, then copies its own piece out of every slot.
+// They fan nothing out, so this is two copies against the transport's one
+// pull; measured ahead of it all the same (a memcpy in cache outruns a pull
+// threefold here), and further once outputs stream (below).
+//
+// Outputs that outgrow the cache are written with streaming stores
+// (SlotCall::streamOutput), which save the read of every destination line a
+// plain copy makes: past that size every library is bound by the memory bus
+// (on the 2-core VM all sit at about the same busbw from 16 MiB), and the
+// copy-outs are most of what the slots move. The slots themselves are
+// written plainly: their readers want them in cache.
 //
 // The path depends only on the call's shape, so all ranks take the same one.
 #pragma once
@@ -72,7 +83,15 @@ struct SlotCall {
   // (as in algo::CollectiveArgs), so that the sums read scaled inputs only.
   bool preMultiply = false;
   uint64_t preMulScalar = 0;
+  // Chunked paths write the output with streaming stores (kernels/stream_copy.h):
+  // set for outputs too large to stay in the cache, where a plain copy's
+  // reads of the destination cost a third of the memory bus.
+  bool streamOutput = false;
 };
+
+// Bytes `call` writes into this rank's output on a communicator of `nranks`
+// (the largest rank's, for rooted collectives); SIZE_MAX on overflow.
+size_t slotOutputBytes(const SlotCall& call, int nranks);
 
 // How `args` (a collective of `nranks`) runs on slots of `slotBytes`.
 SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes);

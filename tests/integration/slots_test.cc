@@ -1,7 +1,8 @@
 // Shared slots (core/host_slots.h) in real processes: when every rank is on
 // one host, small calls run whole on them (the flight recorder names
-// "shm-slots") and larger all-reduces in chunks ("shm-slots-chunked"), also
-// past a slot's size (BRAID_SHM_SLOT_BYTES=4096 below); forcing TCP, pretend
+// "shm-slots") and larger ones in chunks ("shm-slots-chunked"), also past a
+// slot's size (BRAID_SHM_SLOT_BYTES=4096 below), their outputs written
+// streaming or not (BRAID_SHM_STREAM_BYTES); forcing TCP, pretend
 // hosts, BRAID_SHM_SLOT_BYTES=0 or a forced algorithm keep them off; a bad
 // BRAID_SHM_SLOT_BYTES fails init clearly. The results themselves are checked
 // by the correctness matrix (matrix_test.cc), whose small counts run here.
@@ -86,6 +87,57 @@ TEST(Slots, AllReducesLargerThanASlotGoInChunks) {
     size_t wrong = 0;
     for (size_t i = 0; i < v.size(); ++i) wrong += v[i] != static_cast<double>(i % 1000) * 2;  // (1+2+3)/3
     EXPECT_EQ(wrong, 0u);
+    EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
+  });
+}
+
+// Every chunked collective past a slot's size, with rank 0 writing its
+// outputs streaming (BRAID_SHM_STREAM_BYTES=1: every size), rank 1 never
+// (-1) and rank 2 as the cache size says (0): each rank chooses alone, and
+// every result is exact.
+TEST(Slots, ChunkedCollectivesAreExactWhetherOutputsAreStreamedOrNot) {
+  RunOptions o;
+  o.nranks = 3;
+  o.init = false;
+  runRanks(o, [](RankContext& ctx) {
+    setenv("BRAID_SHM_SLOT_BYTES", "4096", 1);
+    setenv("BRAID_SHM_STREAM_BYTES", ctx.rank == 0 ? "1" : ctx.rank == 1 ? "-1" : "0", 1);
+    braidComm_t comm = nullptr;
+    ASSERT_EQ(braidCommInitRank(&comm, 3, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
+    const size_t count = 20011;  // per block: 80044 B, pieces of 4096 and 1344 B and a short last one
+    const int n = 3, me = ctx.rank;
+    auto value = [](int rank, size_t i) { return static_cast<int32_t>(rank * 1000000 + i); };
+    std::vector<int32_t> in(n * count), out(n * count, -1);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = value(me, i);
+    size_t wrong = 0;
+
+    ASSERT_EQ(braidAllReduce(in.data(), out.data(), count, braidInt32, braidSum, comm, nullptr), braidSuccess)
+        << braidGetLastError(comm);
+    for (size_t i = 0; i < count; ++i) wrong += out[i] != 3000000 + 3 * static_cast<int32_t>(i);
+    EXPECT_EQ(wrong, 0u) << "allreduce";
+
+    ASSERT_EQ(braidAllGather(in.data(), out.data(), count, braidInt32, comm, nullptr), braidSuccess);
+    wrong = 0;
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i) wrong += out[r * count + i] != value(r, i);
+    EXPECT_EQ(wrong, 0u) << "allgather";
+
+    ASSERT_EQ(braidReduceScatter(in.data(), out.data(), count, braidInt32, braidSum, comm, nullptr),
+              braidSuccess);
+    wrong = 0;
+    for (size_t i = 0; i < count; ++i) wrong += out[i] != 3000000 + 3 * static_cast<int32_t>(me * count + i);
+    EXPECT_EQ(wrong, 0u) << "reducescatter";
+
+    ASSERT_EQ(braidAllToAll(in.data(), out.data(), count, braidInt32, comm, nullptr), braidSuccess);
+    wrong = 0;
+    for (int r = 0; r < n; ++r)
+      for (size_t i = 0; i < count; ++i) wrong += out[r * count + i] != value(r, me * count + i);
+    EXPECT_EQ(wrong, 0u) << "alltoall";
+
+    ASSERT_EQ(braidBroadcast(in.data(), out.data(), n * count, braidInt32, 2, comm, nullptr), braidSuccess);
+    wrong = 0;
+    for (size_t i = 0; i < n * count; ++i) wrong += out[i] != value(2, i);
+    EXPECT_EQ(wrong, 0u) << "broadcast";
     EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
   });
 }

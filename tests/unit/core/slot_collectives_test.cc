@@ -11,7 +11,9 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "kernels/reduce.h"
@@ -182,7 +184,9 @@ struct Rank {
 
 class SlotGroup {
  public:
-  explicit SlotGroup(int n, int timeoutMs = 20000) : n_(n), area_(HostSlots::makePrivateArea(n, kSlotBytes)) {
+  // streamOutput: chunked calls write their outputs with streaming stores.
+  explicit SlotGroup(int n, int timeoutMs = 20000, bool streamOutput = false)
+      : n_(n), streamOutput_(streamOutput), area_(HostSlots::makePrivateArea(n, kSlotBytes)) {
     for (int r = 0; r < n; ++r) {
       auto rank = std::make_unique<Rank>();
       rank->slots = std::make_unique<HostSlots>(area_, n, r, kSlotBytes);
@@ -203,6 +207,7 @@ class SlotGroup {
     SlotCall call{c.collective, c.dtype, c.op, c.count, c.root, in, out, pathOf(c, n_), me.ctx.opSeq};
     call.preMultiply = c.preMultiply;
     if (c.preMultiply) call.preMulScalar = preMulScalar(c.dtype, r);
+    call.streamOutput = streamOutput_;
     me.slots->announce(call.ticket, slotSignature(call), call.count);
     me.ctx.opSeq++;
     me.ctx.startedAt = Clock::now();
@@ -219,13 +224,15 @@ class SlotGroup {
 
  private:
   int n_;
+  bool streamOutput_;
   std::shared_ptr<void> area_;
   std::vector<std::unique_ptr<Rank>> ranks_;
 };
 
 // Every case that runs on slots of kSlotBytes: whole up to 2 KiB per rank,
-// all-reduces, all-gathers and reduce-scatters in chunks beyond (3000
-// elements: 2 to 12 chunks by type, more pieces for a reduce-scatter).
+// all-reduces, all-gathers, reduce-scatters, broadcasts and all-to-alls in
+// chunks beyond (3000 elements: 2 to 12 chunks by type, more pieces for a
+// reduce-scatter or an all-to-all).
 std::vector<Case> everyCase(int n) {
   std::vector<Case> cases;
   const Collective reducing[] = {Collective::kAllReduce, Collective::kReduce, Collective::kReduceScatter};
@@ -247,15 +254,16 @@ std::vector<Case> everyCase(int n) {
   return cases;
 }
 
-class SlotCollectives : public ::testing::TestWithParam<int> {};
+// Rank count, and whether outputs are written with streaming stores.
+class SlotCollectives : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 // Every case in a row on the same slots, so each slot is reused hundreds of
 // times, by ops of every shape, with ranks drifting apart (some do random
 // extra work between ops).
 TEST_P(SlotCollectives, EveryCollectiveDtypeAndOpMatchesTheReference) {
-  const int n = GetParam();
+  const auto [n, streamOutput] = GetParam();
   const std::vector<Case> cases = everyCase(n);
-  SlotGroup group(n);
+  SlotGroup group(n, 20000, streamOutput);
   std::vector<std::vector<std::vector<char>>> inputs(cases.size());
   std::mt19937 rng(1234 + n);
   for (size_t i = 0; i < cases.size(); ++i)
@@ -291,7 +299,16 @@ TEST_P(SlotCollectives, EveryCollectiveDtypeAndOpMatchesTheReference) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
 }
 
-INSTANTIATE_TEST_SUITE_P(RankCounts, SlotCollectives, ::testing::Values(2, 3, 5, 8));
+// N2, N2_streaming, ...
+std::string matrixName(const ::testing::TestParamInfo<std::tuple<int, bool>>& info) {
+  std::string name = "N";
+  name += std::to_string(std::get<0>(info.param));
+  if (std::get<1>(info.param)) name += "_streaming";
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(RankCounts, SlotCollectives,
+                         ::testing::Combine(::testing::Values(2, 3, 5, 8), ::testing::Bool()), matrixName);
 
 TEST(SlotCollectives, InPlaceAllReduceAndAllGather) {
   const int n = 3;
@@ -476,7 +493,9 @@ TEST(SlotCollectives, ThePathDependsOnlyOnTheCallsShape) {
   a.collective = Collective::kAllToAll;  // n blocks per rank
   a.count = 64;
   EXPECT_EQ(slotPath(a, 1024), kWhole);
-  EXPECT_EQ(slotPath(a, 1023), kNone) << "all-to-alls larger than a slot take the transport";
+  EXPECT_EQ(slotPath(a, 1023), kChunked) << "a line of every other rank's block fits";
+  EXPECT_EQ(slotPath(a, 192), kChunked) << "its own block takes no room";
+  EXPECT_EQ(slotPath(a, 191), kNone) << "a piece of every other rank's block needs a cache line";
   a.collective = Collective::kAllGather;
   a.count = 256;
   EXPECT_EQ(slotPath(a, 1024), kWhole);
@@ -497,6 +516,25 @@ TEST(SlotCollectives, ThePathDependsOnlyOnTheCallsShape) {
   a.quantized = false;
   a.count = SIZE_MAX / 2;
   EXPECT_EQ(slotPath(a, 1 << 20), kNone) << "overflow";
+}
+
+// What decides whether a call's output is written streaming (the
+// communicator compares it with BRAID_SHM_STREAM_BYTES).
+TEST(SlotCollectives, OutputBytesCountEveryBlockARankReceives) {
+  SlotCall call;
+  call.dtype = DataType::kFloat64;
+  call.count = 1000;
+  for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kReduceScatter,
+                       Collective::kReduce, Collective::kScatter}) {
+    call.collective = c;
+    EXPECT_EQ(slotOutputBytes(call, 4), 8000u) << algo::collectiveName(c);
+  }
+  for (Collective c : {Collective::kAllGather, Collective::kAllToAll, Collective::kGather}) {
+    call.collective = c;
+    EXPECT_EQ(slotOutputBytes(call, 4), 32000u) << algo::collectiveName(c);
+  }
+  call.count = SIZE_MAX / 16;
+  EXPECT_EQ(slotOutputBytes(call, 4), SIZE_MAX) << "overflow";
 }
 
 TEST(SlotCollectives, SignaturesDescribeTheCall) {
