@@ -4,8 +4,12 @@ are tested on recorded outputs (test_compare.py).
 braid-perf, mpi-perf, gloo-perf and nccl-perf all print nccl-tests rows:
   size count type redop root time algbw busbw #wrong [in-place group]
 braid-perf's rows may carry a launcher prefix "[0] "; its second group (in
-place) is ignored: every anchor measures out of place. nccl-perf's extra
-column after #wrong (the CUDA events' time) is ignored the same way.
+place) is ignored: every anchor measures out of place, but for broadcast,
+whose anchors (MPI_Bcast, torch.distributed.broadcast) have one buffer: there
+braid's in-place group is the same operation, and its out-of-place one adds
+the root's copy into a second buffer (parse_rows(..., in_place=True)).
+nccl-perf's extra column after #wrong (the CUDA events' time) is ignored the
+same way.
 `fabric measure` prints "link: 0.951 Gbit/s measured, 1gbit configured ...".
 """
 import re
@@ -45,21 +49,23 @@ def bus_factor(coll, nranks):
     return 1.0
 
 
-def parse_rows(text, coll, nranks):
+def parse_rows(text, coll, nranks, in_place=False):
     """{size: Row} of every nccl-tests row in text. busbw is computed here from
     size and time (braid-perf prints it with two decimals, which flattens small
     sizes to 0.00). A row whose #wrong column is not a number (N/A:
-    unchecked) counts as unchecked, wrong = None."""
+    unchecked) counts as unchecked, wrong = None. in_place: read the second
+    group (braid-perf's in-place calls) instead of the first."""
     factor = bus_factor(coll, nranks)
+    first = 9 if in_place else 5  # the group's time column
     rows = {}
     for line in text.splitlines():
         fields = _PREFIX.sub("", line.strip()).split()
-        if len(fields) < 9 or not fields[0].isdigit():
+        if len(fields) < first + 4 or not fields[0].isdigit():
             continue
-        size, time_us = int(fields[0]), _number(fields[5])
+        size, time_us = int(fields[0]), _number(fields[first])
         if not size or not time_us:
             continue  # a skipped size ("N/A" cells), or nothing moved (size 0 at small -b)
-        wrong = int(fields[8]) if fields[8].isdigit() else None
+        wrong = int(fields[first + 3]) if fields[first + 3].isdigit() else None
         rows[size] = Row(size, time_us, size / time_us / 1e3 * factor, wrong)
     return rows
 

@@ -102,6 +102,13 @@ class ParseTest(unittest.TestCase):
         self.assertAlmostEqual(rows[256].busbw, 256 / 7.80 / 1e3)  # not the printed 0.03
         self.assertEqual(rows[8].wrong, 0)
 
+    def test_in_place_reads_the_second_group(self):
+        rows = parse.parse_rows(BRAID_OUT, "broadcast", 2, in_place=True)
+        self.assertEqual(rows[262144].time_us, 45.85)
+        self.assertAlmostEqual(rows[262144].busbw, 262144 / 45.85 / 1e3)  # broadcast's factor is 1
+        self.assertEqual(rows[8].wrong, 0)
+        self.assertEqual(parse.parse_rows(MPI_OUT, "broadcast", 2, in_place=True), {}, "one group: no rows")
+
     def test_mpi_rows_with_wrong_elements_and_factor(self):
         rows = parse.parse_rows(MPI_OUT, "reducescatter", 4)
         self.assertEqual(rows[256].wrong, 3)
