@@ -144,6 +144,13 @@ void Supervisor::closeStream(int rank, int stream) {
 }
 
 void Supervisor::reap() {
+  // A rank that fails on its own is the cause; ranks that die after we began
+  // stopping the job are casualties and are only counted. Ranks found dead in
+  // the same pass exited in an order we cannot see: one killed by a signal is
+  // taken before one that exited with an error, which is usually a survivor
+  // reporting the death (a rank killed mid-collective, its peers failing the
+  // collective at once).
+  int cause = -1;
   for (size_t i = 0; i < ranks_.size(); ++i) {
     Rank& r = ranks_[i];
     if (!r.alive) continue;
@@ -152,13 +159,13 @@ void Supervisor::reap() {
     if (got != r.pid) continue;
     r.alive = false;
     r.status = status;
-    // A rank that fails on its own is the cause; ranks that die after we began
-    // stopping the job are casualties and are only counted.
-    if (!waitStatusOk(status) && !stopping_) {
-      failedRank_ = static_cast<int>(i);
-      failureCode_ = exitCodeFor(status);
-      stopAll("rank " + std::to_string(i) + " " + describeWaitStatus(status));
-    }
+    if (waitStatusOk(status) || stopping_) continue;
+    if (cause < 0 || (WIFSIGNALED(status) && !WIFSIGNALED(ranks_[cause].status))) cause = static_cast<int>(i);
+  }
+  if (cause >= 0) {
+    failedRank_ = cause;
+    failureCode_ = exitCodeFor(ranks_[cause].status);
+    stopAll("rank " + std::to_string(cause) + " " + describeWaitStatus(ranks_[cause].status));
   }
 }
 
