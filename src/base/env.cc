@@ -78,6 +78,11 @@ const std::vector<Variable>& all() {
        "which bypass the caches: a plain copy first reads every line it writes, a third of the memory "
        "traffic once outputs outgrow the cache. 0: the last-level cache divided by twice the ranks of "
        "the host, when every rank's input and output together fill it (auto); negative: never."},
+      {"BRAID_SHM_PULL_BYTES", "65536",
+       "All-to-alls on the shared slots whose blocks are at least this many bytes are pulled: every rank "
+       "reads its block of every peer's input with process_vm_readv, one copy, where smaller ones go through "
+       "the slots in two. 0 turns it off. Rank 0's value for all; a rank with 0, or a pair of ranks the "
+       "kernel refuses cross-memory reads, turns it off for all."},
       {"BRAID_SHM_SPIN_US", "20",
        "Microseconds a waiting rank spins on a shm connection, yielding the CPU, before it sleeps on its "
        "futex doorbell."},

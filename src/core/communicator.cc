@@ -39,6 +39,9 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
     return invalidArgument("BRAID_SHM_SLOT_BYTES=" + std::to_string(slot) + " is outside [0, 1048576]");
   c.slotBytes = static_cast<size_t>(slot);
   c.streamBytes = env::getInt("BRAID_SHM_STREAM_BYTES");
+  const int64_t pull = env::getInt("BRAID_SHM_PULL_BYTES");
+  if (pull < 0) return invalidArgument("BRAID_SHM_PULL_BYTES=" + std::to_string(pull) + " is negative");
+  c.pullBytes = static_cast<size_t>(pull);
   int64_t traceSize = env::getInt("BRAID_TRACE_BUFFER_SIZE");
   if (traceSize < 1 || traceSize > (1 << 20))
     return invalidArgument("BRAID_TRACE_BUFFER_SIZE=" + std::to_string(traceSize) + " is outside [1, 1048576]");
@@ -109,6 +112,18 @@ Status Communicator::connectPeers() {
   return core::connectPeers(*bootstrap_, setup, &connections_);
 }
 
+namespace {
+
+std::string describePulls(HostSlots::PullWindow pulls) {
+  if (!pulls.on()) return "are never pulled";
+  std::string text = "are pulled from blocks of " + std::to_string(pulls.minBlockBytes) + " B";
+  if (pulls.maxOutputBytes != SIZE_MAX)
+    text += " to outputs under " + std::to_string(pulls.maxOutputBytes) + " B";
+  return text;
+}
+
+}  // namespace
+
 Status Communicator::establishSlots() {
   // Decided by the topology alone, which every rank holds identically, so
   // either all ranks take part in the setup or none does.
@@ -116,16 +131,20 @@ Status Communicator::establishSlots() {
   // A rank forced onto another transport (BRAID_TRANSPORT=tcp measures TCP)
   // declines; then nobody uses slots.
   const bool wanted = config_.transport.empty() || config_.transport == "shm";
-  BRAID_RETURN_IF_ERROR(HostSlots::establish(*bootstrap_, wanted ? config_.slotBytes : 0, &slots_));
+  // Pulls stop where outputs stream by default (slot_collectives.h says why).
+  const HostSlots::PullWindow pulls{config_.pullBytes, cacheShareBytes()};
+  BRAID_RETURN_IF_ERROR(HostSlots::establish(*bootstrap_, wanted ? config_.slotBytes : 0, pulls, &slots_));
   if (!slots_) return Status::ok();
   slotsPlan_.algorithm = "shm-slots";
   chunkedSlotsPlan_.algorithm = "shm-slots-chunked";
+  pulledSlotsPlan_.algorithm = "shm-slots-pulled";
   streamOutputBytes_ = streamThreshold();
   BRAID_INFO(
       "collectives of up to %zu B per rank, and larger all-reduces, all-gathers, reduce-scatters, "
-      "broadcasts and all-to-alls in chunks of %zu B, run on shared slots; outputs from %s are written "
-      "streaming",
+      "broadcasts and all-to-alls in chunks of %zu B, run on shared slots; all-to-alls %s; "
+      "outputs from %s are written streaming",
       std::min(slots_->slotBytes(), kWholeMaxBytes), slots_->slotBytes(),
+      describePulls(slots_->pulls()).c_str(),
       streamOutputBytes_ == SIZE_MAX ? "(never)" : (std::to_string(streamOutputBytes_) + " B").c_str());
   return Status::ok();
 }
@@ -133,8 +152,12 @@ Status Communicator::establishSlots() {
 size_t Communicator::streamThreshold() const {
   if (config_.streamBytes < 0) return SIZE_MAX;
   if (config_.streamBytes > 0) return static_cast<size_t>(config_.streamBytes);
-  // Auto: once the inputs and outputs of all ranks on this host together
-  // outgrow the last-level cache, the copies into the outputs are bound by the
+  return cacheShareBytes();
+}
+
+size_t Communicator::cacheShareBytes() const {
+  // Once the inputs and outputs of all ranks on this host together outgrow
+  // the last-level cache, the copies into the outputs are bound by the
   // memory bus. Measured on the 2-core VM (32 MiB L3), streaming against plain
   // copies, busbw of all-reduce / all-gather / broadcast / all-to-all (medians
   // of 4-6 alternated runs): with 2 ranks 0.68-1.13x, mostly below 1, up to
@@ -152,7 +175,7 @@ SlotPath Communicator::slotPathFor(const algo::CollectiveArgs& args) const {
   // An algorithm the user forced (BRAID_ALGO) is what they want measured or tested.
   if (config_.overrides.forced(args.collective, args.count * args.elemSize()) != nullptr)
     return SlotPath::kNone;
-  return slotPath(args, slots_->slotBytes());
+  return slotPath(args, slots_->slotBytes(), slots_->pulls());
 }
 
 void Communicator::choosePolling() {
@@ -437,8 +460,8 @@ SlotCall Communicator::slotCallOf(const Op& op, uint64_t ticket) const {
   call.output = op.buffers[1].data;
   call.path = op.slotPath;
   call.ticket = ticket;
-  call.streamOutput =
-      op.slotPath == SlotPath::kChunked && slotOutputBytes(call, nranks_) >= streamOutputBytes_;
+  call.streamOutput = (op.slotPath == SlotPath::kChunked || op.slotPath == SlotPath::kPulled) &&
+                      slotOutputBytes(call, nranks_) >= streamOutputBytes_;
   return call;
 }
 

@@ -65,6 +65,8 @@ struct CommConfig {
   std::string network;    // BRAID_NET: the transport between hosts ("" = tcp)
   size_t slotBytes = 262144;   // BRAID_SHM_SLOT_BYTES: per-rank slot of the shared slots on one host (0: off)
   int64_t streamBytes = 0;  // BRAID_SHM_STREAM_BYTES: outputs the slots write streaming (0: auto, <0: none)
+  size_t pullBytes =
+      65536;  // BRAID_SHM_PULL_BYTES: all-to-all blocks the slots pull from the peers (0: never)
   int heartbeatMs = 1000;      // BRAID_HEARTBEAT_MS (0: off)
   int heartbeatMisses = 10;    // BRAID_HEARTBEAT_MISSES
   FaultInjection faultInjection;  // BRAID_FAULT_INJECT (tests only)
@@ -146,8 +148,10 @@ class Communicator {
   Status establishSlots();
   // How a call of this shape runs on slots_, if at all (the same on every rank).
   SlotPath slotPathFor(const algo::CollectiveArgs& args) const;
-  // BRAID_SHM_STREAM_BYTES, or from the last-level cache when 0 (auto); SIZE_MAX: never.
+  // BRAID_SHM_STREAM_BYTES, or cacheShareBytes() when 0 (auto); SIZE_MAX: never.
   size_t streamThreshold() const;
+  // The last-level cache over twice this host's ranks; SIZE_MAX when unknown.
+  size_t cacheShareBytes() const;
   // After an op failed with `local`: the status the op returns (the root cause
   // when another rank reported one), recorded and told to the others if first.
   Status settle(const Status& local, const ExecutionContext& ctx);
@@ -165,6 +169,7 @@ class Communicator {
   // The op's plan; for an op on the slots, the empty plan that names it.
   const Plan& planOf(const Op& op) const {
     if (op.slotPath == SlotPath::kNone) return *op.plan;
+    if (op.slotPath == SlotPath::kPulled) return pulledSlotsPlan_;
     return op.slotPath == SlotPath::kWhole ? slotsPlan_ : chunkedSlotsPlan_;
   }
   // Sets spinNs_ / yield_ from how many of the communicator's ranks share this
@@ -182,7 +187,8 @@ class Communicator {
   ExecutorMemory memory_;
   PlanCache plans_;
   std::unique_ptr<HostSlots> slots_;
-  Plan slotsPlan_, chunkedSlotsPlan_;      // what the flight recorder shows for slots ops (see planOf)
+  Plan slotsPlan_, chunkedSlotsPlan_,
+      pulledSlotsPlan_;                    // what the flight recorder shows for slots ops (planOf)
   uint32_t slotOps_ = 0;                   // ops run on slots_ so far; only touched by the ticket holder
   size_t streamOutputBytes_ = SIZE_MAX;    // slot calls with outputs this large stream them (SlotCall)
   std::atomic<bool> aborted_{false};

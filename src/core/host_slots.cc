@@ -1,9 +1,13 @@
 #include "core/host_slots.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "base/cross_memory.h"
 #include "base/log.h"
 #include "core/bootstrap/bootstrap.h"
 #include "transports/shm/doorbell.h"
@@ -34,14 +38,69 @@ bool headerMatches(const void* base, int nranks, size_t slotBytes) {
 
 // What rank 0 tells everyone: where the area is. Fixed size for allGather.
 struct Offer {
-  char name[104];
+  char name[96];
   uint64_t slotBytes;  // 0: no area (rank 0 could not or was told not to make one)
   uint64_t areaBytes;
-  uint64_t reserved;
+  uint64_t pullMinBlockBytes;  // rank 0's pull window; 0: no pulls
+  uint64_t pullMaxOutputBytes;
 };
 static_assert(sizeof(Offer) == 128);
 
+// What a rank tells everyone so that they can test reading its memory: a
+// word at `address` in process `pid` holds `value`. Fixed size for allGather.
+struct PullProbe {
+  uint64_t pid;
+  uint64_t address;
+  uint64_t value;
+  uint64_t wants;  // 0: this rank declines pulls
+};
+
+// Whether every rank may read every other rank's memory (and all want to):
+// each rank probes every peer's word, then all learn every rank's verdict.
+// The words live on the probing ranks' stacks, which the second allGather
+// keeps alive until everyone has read them. *pids gets every rank's pid.
+Status probePulls(bootstrap::Bootstrap& bootstrap, bool wanted, bool* all, std::vector<pid_t>* pids) {
+  const int n = bootstrap.nranks(), rank = bootstrap.rank();
+  // Distinct per process and moment: what another process at the same pid
+  // (another pid namespace, a recycled pid) will not hold at that address.
+  const uint64_t word = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                        static_cast<uint64_t>(getpid()) << 40;
+  std::vector<PullProbe> probes(static_cast<size_t>(n));
+  probes[static_cast<size_t>(rank)] = {static_cast<uint64_t>(getpid()), reinterpret_cast<uintptr_t>(&word),
+                                       word, wanted ? 1u : 0u};
+  BRAID_RETURN_IF_ERROR(bootstrap.allGather(probes.data(), sizeof(PullProbe)));
+  std::vector<uint64_t> verdicts(static_cast<size_t>(n), 0);
+  uint64_t& mine = verdicts[static_cast<size_t>(rank)];
+  mine = wanted ? 1 : 0;
+  for (int r = 0; r < n && mine; ++r) {
+    const PullProbe& p = probes[static_cast<size_t>(r)];
+    if (r == rank || !p.wants) continue;
+    int err = 0;
+    if (!probeCrossMemory(static_cast<pid_t>(p.pid), reinterpret_cast<const void*>(p.address), p.value,
+                          &err)) {
+      BRAID_INFO(
+          "shared slots: no cross-memory reads of rank %d (process %d): %s; collectives copy through "
+          "the slots",
+          r, static_cast<int>(p.pid), err ? std::strerror(err) : "probe value mismatch");
+      mine = 0;
+    }
+  }
+  BRAID_RETURN_IF_ERROR(bootstrap.allGather(verdicts.data(), sizeof(uint64_t)));
+  *all = true;
+  pids->assign(static_cast<size_t>(n), 0);
+  for (int r = 0; r < n; ++r) {
+    *all = *all && verdicts[static_cast<size_t>(r)] == 1 && probes[static_cast<size_t>(r)].wants == 1;
+    (*pids)[static_cast<size_t>(r)] = static_cast<pid_t>(probes[static_cast<size_t>(r)].pid);
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+void HostSlots::allowPullsWithinThisProcess(PullWindow pulls) {
+  pulls_ = pulls;
+  pids_.assign(static_cast<size_t>(nranks_), getpid());
+}
 
 size_t HostSlots::areaBytes(int nranks, size_t slotBytes) {
   const size_t stride = roundUp(sizeof(Control) + slotBytes, kLine);
@@ -91,7 +150,7 @@ void HostSlots::sleepUntilPublished(int r, uint32_t opNumber, int timeoutMs) con
   c->sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes,
+Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, PullWindow pulls,
                             std::unique_ptr<HostSlots>* out) {
   out->reset();
   const int n = bootstrap.nranks(), rank = bootstrap.rank();
@@ -110,6 +169,8 @@ Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes,
       std::memcpy(offers[0].name, name.c_str(), name.size() + 1);
       offers[0].slotBytes = slotBytes;
       offers[0].areaBytes = bytes;
+      offers[0].pullMinBlockBytes = pulls.minBlockBytes;
+      offers[0].pullMaxOutputBytes = pulls.maxOutputBytes;
     } else {
       if (made.isOk()) shm::unlinkSegment(name);
       BRAID_INFO("small collectives go without shared slots: %s", made.message().c_str());
@@ -145,7 +206,16 @@ Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes,
       BRAID_INFO("small collectives go without shared slots: rank %d could not map them", r);
       return Status::ok();
     }
-  out->reset(new HostSlots(std::move(mapping), n, rank, offer.slotBytes));
+  std::unique_ptr<HostSlots> slots(new HostSlots(std::move(mapping), n, rank, offer.slotBytes));
+  if (offer.pullMinBlockBytes > 0) {
+    bool all = false;
+    BRAID_RETURN_IF_ERROR(probePulls(bootstrap, pulls.on(), &all, &slots->pids_));
+    if (all)
+      slots->pulls_ = {offer.pullMinBlockBytes, offer.pullMaxOutputBytes};
+    else
+      slots->pids_.clear();
+  }
+  *out = std::move(slots);
   return Status::ok();
 }
 

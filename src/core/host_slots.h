@@ -25,13 +25,19 @@
 // Setup (establish) is collective over the bootstrap: rank 0 creates a named
 // segment, everyone maps it, rank 0 unlinks the name. If any rank cannot map
 // it (another /dev/shm, no memory), every rank goes without: collectives then
-// take the executor like everything else.
+// take the executor like everything else. Setup also probes whether every
+// rank may read every other's memory with process_vm_readv (base/
+// cross_memory.h); then collectives that fan nothing out may pull their
+// blocks straight from the peers' buffers (pullBytes()).
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "base/cpu.h"
 #include "base/status.h"
@@ -45,11 +51,23 @@ namespace braid::core {
 
 class HostSlots {
  public:
+  // Which calls may read their blocks straight from the peers' buffers
+  // (slot_collectives.h says which collectives): blocks of at least
+  // minBlockBytes in calls whose output is under maxOutputBytes.
+  struct PullWindow {
+    size_t minBlockBytes = 0;  // 0: no pulls
+    size_t maxOutputBytes = SIZE_MAX;
+    bool on() const { return minBlockBytes > 0; }
+  };
+
   // Collective over every rank of `bootstrap`. Rank 0's slotBytes sets the
   // size for all; any rank passing 0 declines, and then nobody uses slots.
-  // *out stays null when the communicator goes without.
+  // Likewise rank 0's pull window is everyone's, and any rank passing none,
+  // or any pair of ranks whose kernel refuses cross-memory reads, turns
+  // pulls off for all. *out stays null when the communicator goes without.
   // Fails only when the bootstrap itself fails.
-  static Status establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, std::unique_ptr<HostSlots>* out);
+  static Status establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, PullWindow pulls,
+                          std::unique_ptr<HostSlots>* out);
 
   // For tests: an area for `nranks` in this process's memory, each "rank" a
   // HostSlots view of it.
@@ -59,6 +77,14 @@ class HostSlots {
   int nranks() const { return nranks_; }
   int rank() const { return rank_; }
   size_t slotBytes() const { return slotBytes_; }
+
+  // Where a call may read a peer's buffer with readProcessMemory(pidOf(peer),
+  // ...); the same on every rank.
+  PullWindow pulls() const { return pulls_; }
+  pid_t pidOf(int r) const { return pids_[static_cast<size_t>(r)]; }
+  // For tests: every "rank" of a private area is this process, which may
+  // always read itself.
+  void allowPullsWithinThisProcess(PullWindow pulls);
 
   // Where this rank writes op `opNumber`'s input, and the signature next to it
   // (a description of the call, compared by readers to catch ranks that
@@ -173,6 +199,8 @@ class HostSlots {
   std::shared_ptr<void> privateArea_;
   int nranks_, rank_;
   size_t slotBytes_;
+  PullWindow pulls_{0, 0};
+  std::vector<pid_t> pids_;  // every rank's, when pulls are on
   size_t slotStride_ = 0;  // a slot's control words plus its data, cache-line aligned
   char* announcements_ = nullptr;  // one cache line per rank
   char* slots_ = nullptr;

@@ -3,10 +3,12 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string>
 
 #include "base/cpu.h"
+#include "base/cross_memory.h"
 #include "base/deadline.h"
 #include "kernels/reduce.h"
 #include "kernels/stream_copy.h"
@@ -245,7 +247,7 @@ size_t slotOutputBytes(const SlotCall& call, int nranks) {
   }
 }
 
-SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
+SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes, HostSlots::PullWindow pulls) {
   if (args.quantized || slotBytes == 0) return SlotPath::kNone;
   size_t bytes = 0;
   // The root publishes the most (broadcast, scatter): judge by it so every
@@ -263,7 +265,9 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes) {
     case Collective::kReduceScatter:  // a piece of every block per slot
       return pieceBytes(slotBytes / static_cast<size_t>(args.nranks)) > 0 ? SlotPath::kChunked
                                                                           : SlotPath::kNone;
-    case Collective::kAllToAll:  // a piece of every other rank's block per slot
+    case Collective::kAllToAll:  // pulled, or a piece of every other rank's block per slot
+      if (pulls.on() && args.count * args.elemSize() >= pulls.minBlockBytes && bytes < pulls.maxOutputBytes)
+        return SlotPath::kPulled;
       return allToAllPieceBytes(slotBytes, args.nranks) > 0 ? SlotPath::kChunked : SlotPath::kNone;
     default:
       return SlotPath::kNone;
@@ -528,10 +532,59 @@ Status runChunkedAllToAll(const HostSlots& slots, uint32_t* opNumber, const Slot
   return Status::ok();
 }
 
+// Pulls this rank's block of every peer's input (see slot_collectives.h):
+// one op to publish where the inputs are, one to say all reads are done.
+Status runPulledAllToAll(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
+                         ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const size_t block = call.count * dataTypeSize(call.dtype);
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  Waiter waiter(slots, call, ctx);
+  const uint32_t where = ++*opNumber;
+  BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, where - 1, "to finish its previous op"));
+  const uint64_t address = reinterpret_cast<uintptr_t>(in);
+  std::memcpy(slots.mySlot(where), &address, sizeof(address));
+  BRAID_RETURN_IF_ERROR(
+      exchange(slots, waiter, where, nullptr, 0, kEveryone, "to publish where its input is", ctx));
+  copyOut(call, out + me * block, in + me * block, block);
+  Status pulled;
+  for (int k = 1; k < n && pulled.isOk(); ++k) {
+    const int p = (me + k) % n;  // each rank reads a different peer at a time
+    uint64_t theirs = 0;
+    std::memcpy(&theirs, slots.slot(p, where), sizeof(theirs));
+    const int err = readProcessMemory(slots.pidOf(p), reinterpret_cast<const void*>(theirs + me * block),
+                                      out + p * block, block);
+    if (err == 0) continue;
+    ctx.suspect = p;
+    pulled = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(p) + " exited")
+                          : systemError(ctx.opName() + ": reading " + std::to_string(block) +
+                                            " bytes of rank " + std::to_string(p) + "'s input",
+                                        err);
+  }
+  const uint32_t done = ++*opNumber;
+  if (!pulled.isOk()) {
+    // The peers wait for this op: fail it for them at once rather than at
+    // their deadline (everyone published `where`, so the slot is free). Then
+    // wait for them all the same: they may still read this rank's input,
+    // which the caller may reuse once this returns.
+    slots.setMySignature(done, HostSlots::kFailedSignature);
+    slots.publish(done);
+    (void)waiter.wait(kEveryone, done, "to finish reading the inputs");
+    return pulled;
+  }
+  return exchange(slots, waiter, done, nullptr, 0, kEveryone, "to finish reading the inputs", ctx);
+}
+
 }  // namespace
 
 Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, ExecutionContext& ctx) {
   if (call.path == SlotPath::kWhole) return runWhole(slots, ++*opNumber, call, ctx);
+  if (call.path == SlotPath::kPulled) {
+    if (call.collective != Collective::kAllToAll || !slots.pulls().on())
+      return internalError(std::string("no pulled slot path for ") + algo::collectiveName(call.collective));
+    return runPulledAllToAll(slots, opNumber, call, ctx);
+  }
   switch (call.collective) {
     case Collective::kAllReduce:
       return runChunkedAllReduce(slots, opNumber, call, ctx);

@@ -40,9 +40,25 @@
 //
 // Larger all-to-alls run in chunks too: a rank publishes its next piece of
 // every other rank's block, then copies its own piece out of every slot.
-// They fan nothing out, so this is two copies against the transport's one
-// pull; measured ahead of it all the same (a memcpy in cache outruns a pull
-// threefold here), and further once outputs stream (below).
+// They fan nothing out, so this is two copies against a pull's one; a
+// memcpy in cache outruns a pull threefold, so this wins while every core's
+// writes reach the others fast.
+//
+// All-to-alls in the pull window (HostSlots::pulls(): blocks from 64 KiB,
+// outputs under the cache's share) are pulled instead: every rank publishes
+// where its input is, reads its block of every peer's input straight into
+// its output (process_vm_readv, base/cross_memory.h: one copy, by the
+// kernel), then publishes again, so that no rank returns and reuses its
+// input while a peer still reads it. Two waits a call whatever its size. On
+// the 2-core VM (a KVM guest on an EPYC host) a chunked 1 MiB all-to-all of
+// 2 ranks takes 56 us in some runs and 220 in others, switching with the
+// host's placement of the two vCPUs (a fresh slot area does not change it,
+// minutes do): every byte it moves crosses between the cores twice, as a
+// line one core wrote and the other reads. A pull takes 85 in either state:
+// it reads the peer's input once, and a benchmark's unchanged input not at
+// all after the first call. Past the cache the chunked path with streamed
+// outputs moves less over the memory bus than the kernel's copy, which
+// reads every output line before writing it.
 //
 // Outputs that outgrow the cache are written with streaming stores
 // (SlotCall::streamOutput), which save the read of every destination line a
@@ -67,7 +83,7 @@ namespace braid::core {
 // Per-rank input up to which a collective runs whole on the slots.
 constexpr size_t kWholeMaxBytes = 16384;
 
-enum class SlotPath : uint8_t { kNone, kWhole, kChunked };
+enum class SlotPath : uint8_t { kNone, kWhole, kChunked, kPulled };
 
 struct SlotCall {
   algo::Collective collective = algo::Collective::kAllReduce;
@@ -93,8 +109,9 @@ struct SlotCall {
 // (the largest rank's, for rooted collectives); SIZE_MAX on overflow.
 size_t slotOutputBytes(const SlotCall& call, int nranks);
 
-// How `args` (a collective of `nranks`) runs on slots of `slotBytes`.
-SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes);
+// How `args` (a collective of `nranks`) runs on slots of `slotBytes`, where
+// calls in `pulls` may pull (HostSlots::pulls()).
+SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes, HostSlots::PullWindow pulls = {0, 0});
 
 // What the call writes into its slot's signature word: its collective, type,
 // op, root and count, so that a reader can tell when ranks called different

@@ -2,14 +2,20 @@
 // one host, small calls run whole on them (the flight recorder names
 // "shm-slots") and larger ones in chunks ("shm-slots-chunked"), also past a
 // slot's size (BRAID_SHM_SLOT_BYTES=4096 below), their outputs written
-// streaming or not (BRAID_SHM_STREAM_BYTES); forcing TCP, pretend
+// streaming or not (BRAID_SHM_STREAM_BYTES), large all-to-alls pulled
+// ("shm-slots-pulled", BRAID_SHM_PULL_BYTES); forcing TCP, pretend
 // hosts, BRAID_SHM_SLOT_BYTES=0 or a forced algorithm keep them off; a bad
 // BRAID_SHM_SLOT_BYTES fails init clearly. The results themselves are checked
 // by the correctness matrix (matrix_test.cc), whose small counts run here.
 #include <braid/braid.h>
 #include <gtest/gtest.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -20,15 +26,8 @@
 namespace braid::itest {
 namespace {
 
-// The algorithms the flight recorder shows for a 64 B and a 64 KiB all-reduce.
-std::pair<std::string, std::string> algorithmsUsed(braidComm_t comm, int rank, int n) {
-  std::vector<float> in(16384, static_cast<float>(rank + 1)), out(16384, 0);
-  for (size_t count : {size_t{16}, in.size()}) {
-    EXPECT_EQ(braidAllReduce(in.data(), out.data(), count, braidFloat32, braidSum, comm, nullptr),
-              braidSuccess)
-        << braidGetLastError(comm);
-    EXPECT_EQ(out[count - 1], n * (n + 1) / 2.0f);
-  }
+// The algorithms the flight recorder shows for the communicator's ops so far.
+std::vector<std::string> tracedAlgorithms(braidComm_t comm) {
   const std::string path = "/tmp/braid-slots-test-" + std::to_string(getpid()) + ".json";
   EXPECT_EQ(braidCommDumpTrace(comm, path.c_str()), braidSuccess);
   std::stringstream text;
@@ -40,7 +39,20 @@ std::pair<std::string, std::string> algorithmsUsed(braidComm_t comm, int rank, i
     const size_t from = at + key.size();
     algorithms.push_back(text.str().substr(from, text.str().find('"', from) - from));
   }
-  EXPECT_EQ(algorithms.size(), 2u) << text.str();
+  return algorithms;
+}
+
+// The algorithms the flight recorder shows for a 64 B and a 64 KiB all-reduce.
+std::pair<std::string, std::string> algorithmsUsed(braidComm_t comm, int rank, int n) {
+  std::vector<float> in(16384, static_cast<float>(rank + 1)), out(16384, 0);
+  for (size_t count : {size_t{16}, in.size()}) {
+    EXPECT_EQ(braidAllReduce(in.data(), out.data(), count, braidFloat32, braidSum, comm, nullptr),
+              braidSuccess)
+        << braidGetLastError(comm);
+    EXPECT_EQ(out[count - 1], n * (n + 1) / 2.0f);
+  }
+  const std::vector<std::string> algorithms = tracedAlgorithms(comm);
+  EXPECT_EQ(algorithms.size(), 2u);
   if (algorithms.size() != 2) return {};
   return {algorithms[0], algorithms[1]};
 }
@@ -142,6 +154,66 @@ TEST(Slots, ChunkedCollectivesAreExactWhetherOutputsAreStreamedOrNot) {
   });
 }
 
+// All-to-alls with blocks of BRAID_SHM_PULL_BYTES (rank 0's) and more are
+// pulled from the peers' inputs, smaller ones go in chunks, and one rank
+// declining (0) turns pulls off for all; every result exact.
+void expectPulls(bool wanted, const char* rank2PullBytes, const std::function<void(int rank)>& before = {}) {
+  RunOptions o;
+  o.nranks = 3;
+  o.init = false;
+  o.limitSeconds = 30;
+  runRanks(o, [&](RankContext& ctx) {
+    if (before) before(ctx.rank);
+    setenv("BRAID_SHM_SLOT_BYTES", "4096", 1);
+    setenv("BRAID_SHM_PULL_BYTES", ctx.rank == 0 ? "8192" : ctx.rank == 1 ? "1" : rank2PullBytes, 1);
+    braidComm_t comm = nullptr;
+    ASSERT_EQ(braidCommInitRank(&comm, 3, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
+    const int n = 3, me = ctx.rank;
+    auto value = [](int rank, size_t i) { return static_cast<int32_t>(rank * 1000000 + i); };
+    // Blocks of 8192 and 8188 B: 24 KiB out, under any last-level cache's share.
+    for (size_t count : {size_t{2048}, size_t{2047}}) {
+      std::vector<int32_t> in(n * count), out(n * count, -1);
+      for (size_t i = 0; i < in.size(); ++i) in[i] = value(me, i);
+      ASSERT_EQ(braidAllToAll(in.data(), out.data(), count, braidInt32, comm, nullptr), braidSuccess)
+          << braidGetLastError(comm);
+      size_t wrong = 0;
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i) wrong += out[r * count + i] != value(r, me * count + i);
+      EXPECT_EQ(wrong, 0u) << count;
+    }
+    const std::vector<std::string> algorithms = tracedAlgorithms(comm);
+    EXPECT_EQ(algorithms, (std::vector<std::string>{wanted ? "shm-slots-pulled" : "shm-slots-chunked",
+                                                    "shm-slots-chunked"}));
+    EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
+  });
+}
+
+TEST(Slots, LargeAllToAllsArePulledFromRank0sSizeOn) { expectPulls(true, "268435456"); }
+
+TEST(Slots, OneRankDecliningPullsTurnsThemOffForAll) { expectPulls(false, "0"); }
+
+// Drops CAP_SYS_PTRACE from this process's effective set (root has it, and
+// it lets a process read any other's memory).
+void dropPtraceCapability() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  ASSERT_EQ(syscall(SYS_capget, &header, data), 0) << std::strerror(errno);
+  data[CAP_SYS_PTRACE / 32].effective &= ~(1u << (CAP_SYS_PTRACE % 32));
+  ASSERT_EQ(syscall(SYS_capset, &header, data), 0) << std::strerror(errno);
+}
+
+// Rank 1 is not dumpable and rank 0 may not trace it, so the kernel refuses
+// rank 0's reads of rank 1 (EPERM) as a container's seccomp or Yama policy
+// would: nobody pulls, and every all-to-all is still exact.
+TEST(Slots, PullsAreOffForAllWhenOneRankMayNotReadAnother) {
+  expectPulls(false, "268435456", [](int rank) {
+    if (rank == 0) dropPtraceCapability();
+    if (rank == 1) {
+      ASSERT_EQ(prctl(PR_SET_DUMPABLE, 0), 0);
+    }
+  });
+}
+
 TEST(Slots, ForcedTcpKeepsThemOff) {
   expectSlots(false, [](int) { setenv("BRAID_TRANSPORT", "tcp", 1); });
 }
@@ -178,6 +250,19 @@ TEST(Slots, SmallCollectivesInAGroupAreComputed) {
     ASSERT_EQ(braidGroupEnd(), braidSuccess) << braidGetLastError(ctx.comm);
     EXPECT_EQ(outA, std::vector<int32_t>(4, 6));
     EXPECT_EQ(outB, (std::vector<int32_t>{10, 10, 20, 20, 30, 30}));
+  });
+}
+
+TEST(Slots, NegativePullBytesFailInitNamingTheVariable) {
+  RunOptions o;
+  o.nranks = 1;
+  o.init = false;
+  runRanks(o, [](RankContext& ctx) {
+    setenv("BRAID_SHM_PULL_BYTES", "-1", 1);
+    braidComm_t comm = nullptr;
+    EXPECT_EQ(braidCommInitRank(&comm, 1, ctx.id, 0), braidInvalidArgument);
+    EXPECT_NE(std::string(braidGetLastError(nullptr)).find("BRAID_SHM_PULL_BYTES"), std::string::npos)
+        << braidGetLastError(nullptr);
   });
 }
 

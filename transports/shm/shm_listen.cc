@@ -1,10 +1,10 @@
 #include "transports/shm/shm_listen.h"
 
 #include <sys/socket.h>
-#include <sys/uio.h>
 
 #include <cstring>
 
+#include "base/cross_memory.h"
 #include "base/log.h"
 #include "transports/net/auth.h"
 
@@ -43,12 +43,9 @@ Status ShmListenComm::acceptNew() {
 
 bool ShmListenComm::probeCma(pid_t pid, const Hello& hello) const {
   if (!local_->config.cma() || !(hello.flags & kFlagCma)) return false;
-  uint64_t value = 0;
-  iovec local{&value, sizeof(value)};
-  iovec remote{reinterpret_cast<void*>(hello.probeAddr), sizeof(value)};
-  ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-  if (n == static_cast<ssize_t>(sizeof(value)) && value == hello.probeValue) return true;
-  int err = n < 0 ? errno : 0;
+  int err = 0;
+  if (probeCrossMemory(pid, reinterpret_cast<const void*>(hello.probeAddr), hello.probeValue, &err))
+    return true;
   BRAID_INFO("shm: cross-memory attach to peer process %d is not possible (%s); this connection streams large "
              "messages through the ring",
              static_cast<int>(pid), err ? std::strerror(err) : "probe value mismatch");

@@ -1,10 +1,10 @@
 // ShmRecvComm: reads frames in message order straight into the caller's
 // buffers: inline payloads piece by piece out of the ring, CMA messages in one
 // process_vm_readv from the sender's buffer, then acknowledged.
-#include <sys/uio.h>
-
 #include <algorithm>
+#include <cerrno>
 
+#include "base/cross_memory.h"
 #include "transports/shm/shm_comm.h"
 
 namespace braid::shm {
@@ -54,18 +54,11 @@ Status ShmRecvComm::acceptHeader(ShmRequest* r, const FrameHeader& h) {
 }
 
 Status ShmRecvComm::pull(ShmRequest* r, uint64_t address) {
-  uint64_t done = 0;
-  while (done < r->total) {
-    iovec local{r->data + done, r->total - done};
-    iovec remote{reinterpret_cast<void*>(address + done), r->total - done};
-    ssize_t n = process_vm_readv(peer_.pid(), &local, 1, &remote, 1, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == ESRCH) return remoteError(peerName() + " exited");
-    if (n <= 0)
-      return systemError("shm: process_vm_readv of " + std::to_string(r->total) + " bytes from " + peerName(),
-                         n < 0 ? errno : EFAULT);
-    done += static_cast<uint64_t>(n);
-  }
+  const int err = readProcessMemory(peer_.pid(), reinterpret_cast<const void*>(address), r->data, r->total);
+  if (err == ESRCH) return remoteError(peerName() + " exited");
+  if (err != 0)
+    return systemError("shm: process_vm_readv of " + std::to_string(r->total) + " bytes from " + peerName(),
+                       err);
   // A sender that closed its end meanwhile may have freed the buffer we read.
   if (ctl_->senderState.load(std::memory_order_acquire) != 0)
     return remoteError("connection closed by " + peerName() + " during a transfer");

@@ -6,6 +6,8 @@
 #include "core/slot_collectives.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -164,7 +166,10 @@ std::vector<char> reference(const Case& c, int n, int rank, const std::vector<st
   return out;
 }
 
-SlotPath pathOf(const Case& c, int n) {
+// All-to-all blocks from 1 KiB are pulled where a test turns pulls on.
+constexpr HostSlots::PullWindow kPulls{1024, SIZE_MAX}, kNoPulls{0, 0};
+
+SlotPath pathOf(const Case& c, int n, HostSlots::PullWindow pulls = kNoPulls) {
   algo::CollectiveArgs a;
   a.collective = c.collective;
   a.nranks = n;
@@ -172,7 +177,7 @@ SlotPath pathOf(const Case& c, int n) {
   a.dtype = c.dtype;
   a.op = c.op;
   a.root = c.root;
-  return slotPath(a, kSlotBytes);
+  return slotPath(a, kSlotBytes, pulls);
 }
 
 struct Rank {
@@ -184,12 +189,15 @@ struct Rank {
 
 class SlotGroup {
  public:
-  // streamOutput: chunked calls write their outputs with streaming stores.
-  explicit SlotGroup(int n, int timeoutMs = 20000, bool streamOutput = false)
-      : n_(n), streamOutput_(streamOutput), area_(HostSlots::makePrivateArea(n, kSlotBytes)) {
+  // streamOutput: chunked calls write their outputs with streaming stores;
+  // pulls: which all-to-alls are pulled.
+  explicit SlotGroup(int n, int timeoutMs = 20000, bool streamOutput = false,
+                     HostSlots::PullWindow pulls = kNoPulls)
+      : n_(n), streamOutput_(streamOutput), pulls_(pulls), area_(HostSlots::makePrivateArea(n, kSlotBytes)) {
     for (int r = 0; r < n; ++r) {
       auto rank = std::make_unique<Rank>();
       rank->slots = std::make_unique<HostSlots>(area_, n, r, kSlotBytes);
+      if (pulls.on()) rank->slots->allowPullsWithinThisProcess(pulls);
       rank->ctx.halted = &rank->halted;
       rank->ctx.haltReasonFn = [](const void*) { return abortedError("halted by the test"); };
       rank->ctx.timeoutMs = timeoutMs;
@@ -204,7 +212,7 @@ class SlotGroup {
 
   Status call(int r, const Case& c, const void* in, void* out) {
     Rank& me = *ranks_[r];
-    SlotCall call{c.collective, c.dtype, c.op, c.count, c.root, in, out, pathOf(c, n_), me.ctx.opSeq};
+    SlotCall call{c.collective, c.dtype, c.op, c.count, c.root, in, out, pathOf(c, n_, pulls_), me.ctx.opSeq};
     call.preMultiply = c.preMultiply;
     if (c.preMultiply) call.preMulScalar = preMulScalar(c.dtype, r);
     call.streamOutput = streamOutput_;
@@ -225,6 +233,7 @@ class SlotGroup {
  private:
   int n_;
   bool streamOutput_;
+  HostSlots::PullWindow pulls_;
   std::shared_ptr<void> area_;
   std::vector<std::unique_ptr<Rank>> ranks_;
 };
@@ -232,7 +241,8 @@ class SlotGroup {
 // Every case that runs on slots of kSlotBytes: whole up to 2 KiB per rank,
 // all-reduces, all-gathers, reduce-scatters, broadcasts and all-to-alls in
 // chunks beyond (3000 elements: 2 to 12 chunks by type, more pieces for a
-// reduce-scatter or an all-to-all).
+// reduce-scatter or an all-to-all), or those all-to-alls pulled where pulls
+// are on (3000 elements make blocks past kPulls' 1 KiB in every type).
 std::vector<Case> everyCase(int n) {
   std::vector<Case> cases;
   const Collective reducing[] = {Collective::kAllReduce, Collective::kReduce, Collective::kReduceScatter};
@@ -254,8 +264,9 @@ std::vector<Case> everyCase(int n) {
   return cases;
 }
 
-// Rank count, and whether outputs are written with streaming stores.
-class SlotCollectives : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+// Rank count, whether outputs are written with streaming stores, and
+// whether large all-to-alls are pulled.
+class SlotCollectives : public ::testing::TestWithParam<std::tuple<int, bool, bool>> {};
 
 // Every case in a row on the same slots, so each slot is reused hundreds of
 // times, by ops of every shape, with ranks drifting apart (some do random
@@ -265,7 +276,7 @@ TEST_P(SlotCollectives, EveryCollectiveDtypeAndOpMatchesTheReference) {
   const int n = std::get<0>(GetParam());
   const bool streamOutput = std::get<1>(GetParam());
   const std::vector<Case> cases = everyCase(n);
-  SlotGroup group(n, 20000, streamOutput);
+  SlotGroup group(n, 20000, streamOutput, std::get<2>(GetParam()) ? kPulls : kNoPulls);
   std::vector<std::vector<std::vector<char>>> inputs(cases.size());
   std::mt19937 rng(1234 + n);
   for (size_t i = 0; i < cases.size(); ++i)
@@ -301,16 +312,67 @@ TEST_P(SlotCollectives, EveryCollectiveDtypeAndOpMatchesTheReference) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
 }
 
-// N2, N2_streaming, ...
-std::string matrixName(const ::testing::TestParamInfo<std::tuple<int, bool>>& info) {
+// N2, N2_streaming, N2_pulled, N2_streaming_pulled, ...
+std::string matrixName(const ::testing::TestParamInfo<std::tuple<int, bool, bool>>& info) {
   std::string name = "N";
   name += std::to_string(std::get<0>(info.param));
   if (std::get<1>(info.param)) name += "_streaming";
+  if (std::get<2>(info.param)) name += "_pulled";
   return name;
 }
 
 INSTANTIATE_TEST_SUITE_P(RankCounts, SlotCollectives,
-                         ::testing::Combine(::testing::Values(2, 3, 5, 8), ::testing::Bool()), matrixName);
+                         ::testing::Combine(::testing::Values(2, 3, 5, 8), ::testing::Bool(),
+                                            ::testing::Bool()),
+                         matrixName);
+
+// The matrix's pulled runs take the pulled path for its large all-to-alls
+// (and for nothing else), so they do test it.
+TEST(SlotCollectives, TheMatrixPullsItsLargeAllToAlls) {
+  size_t pulled = 0;
+  for (const Case& c : everyCase(3)) {
+    const SlotPath path = pathOf(c, 3, kPulls);
+    if (path != SlotPath::kPulled) continue;
+    ++pulled;
+    EXPECT_EQ(c.collective, Collective::kAllToAll);
+    EXPECT_EQ(pathOf(c, 3), SlotPath::kChunked) << "without pulls it goes in chunks";
+  }
+  EXPECT_EQ(pulled, static_cast<size_t>(kNumDataTypes)) << "one 3000-element all-to-all per type";
+}
+
+// Rank 1's input is unreadable where rank 0's block lies (a PROT_NONE page):
+// rank 0's pull fails naming rank 1, and the others, which read what they
+// could, fail too, at once, saying rank 0 gave up, instead of waiting for it
+// until their deadline.
+TEST(SlotCollectives, AFailedPullFailsTheOpForEveryRank) {
+  const int n = 3;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), count = page / 4;
+  const Case c{Collective::kAllToAll, DataType::kInt32, RedOp::kSum, count, 0};
+  const HostSlots::PullWindow pulls{page, SIZE_MAX};
+  SlotGroup group(n, 20000, false, pulls);
+  ASSERT_EQ(pathOf(c, n, pulls), SlotPath::kPulled);
+  void* guarded = mmap(nullptr, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(guarded, MAP_FAILED);
+  std::memset(guarded, 1, n * page);
+  ASSERT_EQ(mprotect(guarded, page, PROT_NONE), 0);  // block 0 of rank 1's input
+  Status st[n];
+  std::vector<std::vector<int32_t>> out(n, std::vector<int32_t>(n * count, -1));
+  const auto start = Clock::now();
+  group.parallel([&](int r) {
+    std::vector<int32_t> in(n * count, r);
+    st[r] = group.call(r, c, r == 1 ? guarded : in.data(), out[r].data());
+  });
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "at once, not at the deadline";
+  munmap(guarded, n * page);
+  EXPECT_EQ(st[0].code(), Code::kSystemError) << st[0].message();
+  EXPECT_NE(st[0].message().find("of rank 1's input"), std::string::npos) << st[0].message();
+  EXPECT_EQ(group.rank(0).ctx.suspect, 1);
+  for (int r : {1, 2}) {
+    EXPECT_EQ(st[r].code(), Code::kRemoteError) << st[r].message();
+    EXPECT_NE(st[r].message().find("rank 0 gave up on this op"), std::string::npos) << st[r].message();
+    EXPECT_EQ(group.rank(r).ctx.suspect, 0);
+  }
+}
 
 TEST(SlotCollectives, InPlaceAllReduceAndAllGather) {
   const int n = 3;
@@ -498,6 +560,21 @@ TEST(SlotCollectives, ThePathDependsOnlyOnTheCallsShape) {
   EXPECT_EQ(slotPath(a, 1023), kChunked) << "a line of every other rank's block fits";
   EXPECT_EQ(slotPath(a, 192), kChunked) << "its own block takes no room";
   EXPECT_EQ(slotPath(a, 191), kNone) << "a piece of every other rank's block needs a cache line";
+  // Pulled from the window's block size on and below its output size,
+  // whatever the slots' size; whole first. (4 blocks of 256 B: 1 KiB out.)
+  constexpr SlotPath kPulled = SlotPath::kPulled;
+  EXPECT_EQ(slotPath(a, 1023, {256, 1025}), kPulled);
+  EXPECT_EQ(slotPath(a, 191, {256, SIZE_MAX}), kPulled) << "a pull needs no room in the slot";
+  EXPECT_EQ(slotPath(a, 1023, {257, SIZE_MAX}), kChunked) << "a block below the window";
+  EXPECT_EQ(slotPath(a, 1023, {256, 1024}), kChunked) << "an output past the window";
+  EXPECT_EQ(slotPath(a, 1024, {256, SIZE_MAX}), kWhole) << "small calls run whole";
+  EXPECT_EQ(slotPath(a, 0, {256, SIZE_MAX}), kNone) << "no slots, no pulls";
+  for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kBroadcast,
+                       Collective::kReduceScatter, Collective::kGather, Collective::kScatter}) {
+    a.collective = c;
+    EXPECT_NE(slotPath(a, 255, {64, SIZE_MAX}), kPulled)
+        << "only all-to-alls pull: " << algo::collectiveName(c);
+  }
   a.collective = Collective::kAllGather;
   a.count = 256;
   EXPECT_EQ(slotPath(a, 1024), kWhole);
