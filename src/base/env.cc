@@ -79,10 +79,11 @@ const std::vector<Variable>& all() {
        "traffic once outputs outgrow the cache. 0: the last-level cache divided by twice the ranks of "
        "the host, when every rank's input and output together fill it (auto); negative: never."},
       {"BRAID_SHM_PULL_BYTES", "65536",
-       "All-to-alls on the shared slots whose blocks are at least this many bytes are pulled: every rank "
-       "reads its block of every peer's input with process_vm_readv, one copy, where smaller ones go through "
-       "the slots in two. 0 turns it off. Rank 0's value for all; a rank with 0, or a pair of ranks the "
-       "kernel refuses cross-memory reads, turns it off for all."},
+       "All-to-alls (and all-gathers of 2 ranks) on the shared slots whose blocks are at least this many "
+       "bytes, and whose outputs fit the cache's share of BRAID_SHM_STREAM_BYTES's auto, are pulled: every "
+       "rank reads what it needs of every peer's input with process_vm_readv, one copy, where others go "
+       "through the slots in two. 0 turns it off. Rank 0's value for all; a rank with 0, or a pair of ranks "
+       "the kernel refuses cross-memory reads, turns it off for all."},
       {"BRAID_SHM_SPIN_US", "20",
        "Microseconds a waiting rank spins on a shm connection, yielding the CPU, before it sleeps on its "
        "futex doorbell."},

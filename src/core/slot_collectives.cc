@@ -247,6 +247,20 @@ size_t slotOutputBytes(const SlotCall& call, int nranks) {
   }
 }
 
+namespace {
+
+// Whether a call whose output is n blocks of args' count pulls (the caller
+// checked that one block's bytes do not overflow).
+bool inPullWindow(const algo::CollectiveArgs& args, HostSlots::PullWindow pulls) {
+  const size_t block = args.count * args.elemSize();
+  size_t output = 0;
+  return pulls.on() && block >= pulls.minBlockBytes &&
+         !__builtin_mul_overflow(block, static_cast<size_t>(args.nranks), &output) &&
+         output < pulls.maxOutputBytes;
+}
+
+}  // namespace
+
 SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes, HostSlots::PullWindow pulls) {
   if (args.quantized || slotBytes == 0) return SlotPath::kNone;
   size_t bytes = 0;
@@ -259,15 +273,16 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes, HostSlots:
     case Collective::kAllReduce:  // a chunk holds at least one element per rank
       return slotBytes / args.elemSize() >= static_cast<size_t>(args.nranks) ? SlotPath::kChunked
                                                                              : SlotPath::kNone;
-    case Collective::kAllGather:
+    case Collective::kAllGather:  // pulled with 2 ranks (slot_collectives.h), else in chunks of a slot
+      if (args.nranks == 2 && inPullWindow(args, pulls)) return SlotPath::kPulled;
+      return pieceBytes(slotBytes) > 0 ? SlotPath::kChunked : SlotPath::kNone;
     case Collective::kBroadcast:
       return pieceBytes(slotBytes) > 0 ? SlotPath::kChunked : SlotPath::kNone;
     case Collective::kReduceScatter:  // a piece of every block per slot
       return pieceBytes(slotBytes / static_cast<size_t>(args.nranks)) > 0 ? SlotPath::kChunked
                                                                           : SlotPath::kNone;
     case Collective::kAllToAll:  // pulled, or a piece of every other rank's block per slot
-      if (pulls.on() && args.count * args.elemSize() >= pulls.minBlockBytes && bytes < pulls.maxOutputBytes)
-        return SlotPath::kPulled;
+      if (inPullWindow(args, pulls)) return SlotPath::kPulled;
       return allToAllPieceBytes(slotBytes, args.nranks) > 0 ? SlotPath::kChunked : SlotPath::kNone;
     default:
       return SlotPath::kNone;
@@ -532,33 +547,66 @@ Status runChunkedAllToAll(const HostSlots& slots, uint32_t* opNumber, const Slot
   return Status::ok();
 }
 
-// Pulls this rank's block of every peer's input (see slot_collectives.h):
-// one op to publish where the inputs are, one to say all reads are done.
-Status runPulledAllToAll(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
-                         ExecutionContext& ctx) {
+// What a pulled call reads of rank p's input (at `from` past the address p
+// published) into this rank's output (at `to`); bytes 0: nothing.
+struct PullPart {
+  size_t from = 0, to = 0, bytes = 0;
+};
+PullPart pullPart(const SlotCall& call, int me, int p, size_t block) {
+  switch (call.collective) {
+    case Collective::kAllToAll:  // p's block `me`
+      return {me * block, p * block, block};
+    case Collective::kAllGather:  // p's block
+      return {0, p * block, block};
+    default:
+      return {};
+  }
+}
+
+// This rank's own part: input to output directly (nothing in place).
+void copyOwnPart(const SlotCall& call, int me, size_t block) {
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  switch (call.collective) {
+    case Collective::kAllToAll:
+      copyOut(call, out + me * block, in + me * block, block);
+      break;
+    case Collective::kAllGather:
+      if (in != out + me * block) copyOut(call, out + me * block, in, block);
+      break;
+    default:
+      break;
+  }
+}
+
+// Pulls what this rank needs of every peer's input straight into its output
+// (see slot_collectives.h): one op to publish where the inputs are, one to
+// say all reads are done.
+Status runPulled(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, ExecutionContext& ctx) {
   const int n = slots.nranks(), me = slots.rank();
   const size_t block = call.count * dataTypeSize(call.dtype);
-  const char* in = static_cast<const char*>(call.input);
   char* out = static_cast<char*>(call.output);
   Waiter waiter(slots, call, ctx);
   const uint32_t where = ++*opNumber;
   BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, where - 1, "to finish its previous op"));
-  const uint64_t address = reinterpret_cast<uintptr_t>(in);
+  const uint64_t address = reinterpret_cast<uintptr_t>(call.input);
   std::memcpy(slots.mySlot(where), &address, sizeof(address));
   BRAID_RETURN_IF_ERROR(
       exchange(slots, waiter, where, nullptr, 0, kEveryone, "to publish where its input is", ctx));
-  copyOut(call, out + me * block, in + me * block, block);
+  copyOwnPart(call, me, block);
   Status pulled;
   for (int k = 1; k < n && pulled.isOk(); ++k) {
     const int p = (me + k) % n;  // each rank reads a different peer at a time
+    const PullPart part = pullPart(call, me, p, block);
+    if (part.bytes == 0) continue;
     uint64_t theirs = 0;
     std::memcpy(&theirs, slots.slot(p, where), sizeof(theirs));
-    const int err = readProcessMemory(slots.pidOf(p), reinterpret_cast<const void*>(theirs + me * block),
-                                      out + p * block, block);
+    const int err = readProcessMemory(slots.pidOf(p), reinterpret_cast<const void*>(theirs + part.from),
+                                      out + part.to, part.bytes);
     if (err == 0) continue;
     ctx.suspect = p;
     pulled = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(p) + " exited")
-                          : systemError(ctx.opName() + ": reading " + std::to_string(block) +
+                          : systemError(ctx.opName() + ": reading " + std::to_string(part.bytes) +
                                             " bytes of rank " + std::to_string(p) + "'s input",
                                         err);
   }
@@ -581,9 +629,10 @@ Status runPulledAllToAll(const HostSlots& slots, uint32_t* opNumber, const SlotC
 Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, ExecutionContext& ctx) {
   if (call.path == SlotPath::kWhole) return runWhole(slots, ++*opNumber, call, ctx);
   if (call.path == SlotPath::kPulled) {
-    if (call.collective != Collective::kAllToAll || !slots.pulls().on())
+    const bool pulls = call.collective == Collective::kAllToAll || call.collective == Collective::kAllGather;
+    if (!pulls || !slots.pulls().on())
       return internalError(std::string("no pulled slot path for ") + algo::collectiveName(call.collective));
-    return runPulledAllToAll(slots, opNumber, call, ctx);
+    return runPulled(slots, opNumber, call, ctx);
   }
   switch (call.collective) {
     case Collective::kAllReduce:

@@ -45,20 +45,26 @@
 // writes reach the others fast.
 //
 // All-to-alls in the pull window (HostSlots::pulls(): blocks from 64 KiB,
-// outputs under the cache's share) are pulled instead: every rank publishes
-// where its input is, reads its block of every peer's input straight into
-// its output (process_vm_readv, base/cross_memory.h: one copy, by the
-// kernel), then publishes again, so that no rank returns and reuses its
-// input while a peer still reads it. Two waits a call whatever its size. On
-// the 2-core VM (a KVM guest on an EPYC host) a chunked 1 MiB all-to-all of
-// 2 ranks takes 56 us in some runs and 220 in others, switching with the
-// host's placement of the two vCPUs (a fresh slot area does not change it,
-// minutes do): every byte it moves crosses between the cores twice, as a
-// line one core wrote and the other reads. A pull takes 85 in either state:
-// it reads the peer's input once, and a benchmark's unchanged input not at
-// all after the first call. Past the cache the chunked path with streamed
-// outputs moves less over the memory bus than the kernel's copy, which
-// reads every output line before writing it.
+// outputs under the cache's share), and all-gathers there with 2 ranks, are
+// pulled instead: every rank publishes where its input is, reads what it
+// needs of every peer's input straight into its output (process_vm_readv,
+// base/cross_memory.h: one copy, by the kernel), then publishes again, so
+// that no rank returns and reuses its input while a peer still reads it.
+// Two waits a call whatever its size. On the 2-core VM (a KVM guest on an
+// EPYC host) a chunked 1 MiB all-to-all of 2 ranks takes 56 us in some runs
+// and 220 in others, switching with the host's placement of the two vCPUs
+// (a fresh slot area does not change it, minutes do): every byte it moves
+// crosses between the cores twice, as a line one core wrote and the other
+// reads. A pull takes 85 in either state: it reads the peer's input once,
+// and a benchmark's unchanged input not at all after the first call. An
+// all-to-all's pulls save half its copies at any rank count; an
+// all-gather's save one of n (the copy in), which outweighs the kernel
+// copy's cost only with 2 ranks (with 4, pulled all-gathers measured
+// 0.55-0.65x the chunks from 16 MiB). A broadcast's chunks pipeline the
+// root's copy in with the others' copies out and stayed ahead of pulls at
+// every size. Past the cache the chunked paths with streamed outputs move
+// less over the memory bus than the kernel's copy, which reads every output
+// line before writing it.
 //
 // Outputs that outgrow the cache are written with streaming stores
 // (SlotCall::streamOutput), which save the read of every destination line a

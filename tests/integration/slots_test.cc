@@ -192,6 +192,41 @@ TEST(Slots, LargeAllToAllsArePulledFromRank0sSizeOn) { expectPulls(true, "268435
 
 TEST(Slots, OneRankDecliningPullsTurnsThemOffForAll) { expectPulls(false, "0"); }
 
+// With 2 ranks an all-gather pulls too (out of place and in place); with
+// more it goes in chunks.
+TEST(Slots, TwoRankAllGathersArePulled) {
+  for (int n : {2, 3}) {
+    RunOptions o;
+    o.nranks = n;
+    o.init = false;
+    o.limitSeconds = 30;
+    runRanks(o, [n](RankContext& ctx) {
+      setenv("BRAID_SHM_PULL_BYTES", "8192", 1);
+      braidComm_t comm = nullptr;
+      ASSERT_EQ(braidCommInitRank(&comm, n, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
+      const size_t count = 5000;  // 20000 B a block
+      auto value = [](int rank, size_t i) { return static_cast<int32_t>(rank * 1000000 + i); };
+      std::vector<int32_t> in(count), out(n * count, -1);
+      for (size_t i = 0; i < count; ++i) in[i] = out[ctx.rank * count + i] = value(ctx.rank, i);
+      ASSERT_EQ(braidAllGather(in.data(), out.data(), count, braidInt32, comm, nullptr), braidSuccess)
+          << braidGetLastError(comm);
+      std::vector<int32_t> inPlace(n * count, -1);
+      for (size_t i = 0; i < count; ++i) inPlace[ctx.rank * count + i] = value(ctx.rank, i);
+      ASSERT_EQ(braidAllGather(&inPlace[ctx.rank * count], inPlace.data(), count, braidInt32, comm, nullptr),
+                braidSuccess)
+          << braidGetLastError(comm);
+      size_t wrong = 0;
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i)
+          wrong += (out[r * count + i] != value(r, i)) + (inPlace[r * count + i] != value(r, i));
+      EXPECT_EQ(wrong, 0u);
+      const std::string path = n == 2 ? "shm-slots-pulled" : "shm-slots-chunked";
+      EXPECT_EQ(tracedAlgorithms(comm), (std::vector<std::string>{path, path})) << n << " ranks";
+      EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
+    });
+  }
+}
+
 // Drops CAP_SYS_PTRACE from this process's effective set (root has it, and
 // it lets a process read any other's memory).
 void dropPtraceCapability() {

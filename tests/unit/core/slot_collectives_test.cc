@@ -326,18 +326,47 @@ INSTANTIATE_TEST_SUITE_P(RankCounts, SlotCollectives,
                                             ::testing::Bool()),
                          matrixName);
 
-// The matrix's pulled runs take the pulled path for its large all-to-alls
-// (and for nothing else), so they do test it.
-TEST(SlotCollectives, TheMatrixPullsItsLargeAllToAlls) {
-  size_t pulled = 0;
-  for (const Case& c : everyCase(3)) {
-    const SlotPath path = pathOf(c, 3, kPulls);
-    if (path != SlotPath::kPulled) continue;
-    ++pulled;
-    EXPECT_EQ(c.collective, Collective::kAllToAll);
-    EXPECT_EQ(pathOf(c, 3), SlotPath::kChunked) << "without pulls it goes in chunks";
+// The matrix's pulled runs take the pulled path for its large all-to-alls,
+// and with 2 ranks its large all-gathers (and for nothing else), so they do
+// test it.
+TEST(SlotCollectives, TheMatrixPullsItsLargeAllToAllsAndTwoRankAllGathers) {
+  for (int n : {2, 3}) {
+    size_t allToAlls = 0, allGathers = 0;
+    for (const Case& c : everyCase(n)) {
+      if (pathOf(c, n, kPulls) != SlotPath::kPulled) continue;
+      allToAlls += c.collective == Collective::kAllToAll;
+      allGathers += c.collective == Collective::kAllGather;
+      EXPECT_EQ(pathOf(c, n), SlotPath::kChunked) << "without pulls it goes in chunks";
+    }
+    EXPECT_EQ(allToAlls, static_cast<size_t>(kNumDataTypes)) << "one 3000-element all-to-all per type";
+    EXPECT_EQ(allGathers, n == 2 ? static_cast<size_t>(kNumDataTypes) : 0u) << n << " ranks";
   }
-  EXPECT_EQ(pulled, static_cast<size_t>(kNumDataTypes)) << "one 3000-element all-to-all per type";
+}
+
+// In place with 2 ranks, pulled: the own block stays, the peer's lands
+// beside it.
+TEST(SlotCollectives, InPlacePulledAllGather) {
+  const int n = 2;
+  const size_t count = 1000;
+  const Case c{Collective::kAllGather, DataType::kInt32, RedOp::kSum, count, 0};
+  ASSERT_EQ(pathOf(c, n, kPulls), SlotPath::kPulled);
+  SlotGroup group(n, 20000, false, kPulls);
+  std::vector<std::string> failures(n);
+  group.parallel([&](int r) {
+    std::vector<int32_t> all(n * count, -1);
+    for (size_t i = 0; i < count; ++i) all[r * count + i] = static_cast<int32_t>(r * 100000 + i);
+    if (Status st = group.call(r, c, &all[r * count], all.data()); !st.isOk()) {
+      failures[r] = st.message();
+      return;
+    }
+    for (int q = 0; q < n && failures[r].empty(); ++q)
+      for (size_t i = 0; i < count; ++i)
+        if (all[q * count + i] != static_cast<int32_t>(q * 100000 + i)) {
+          failures[r] = "block " + std::to_string(q) + " element " + std::to_string(i);
+          break;
+        }
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
 }
 
 // Rank 1's input is unreadable where rank 0's block lies (a PROT_NONE page):
@@ -573,8 +602,15 @@ TEST(SlotCollectives, ThePathDependsOnlyOnTheCallsShape) {
                        Collective::kReduceScatter, Collective::kGather, Collective::kScatter}) {
     a.collective = c;
     EXPECT_NE(slotPath(a, 255, {64, SIZE_MAX}), kPulled)
-        << "only all-to-alls pull: " << algo::collectiveName(c);
+        << "with 4 ranks only all-to-alls pull: " << algo::collectiveName(c);
   }
+  a.nranks = 2;  // then all-gathers pull too: 2 blocks of 256 B
+  a.collective = Collective::kAllGather;
+  EXPECT_EQ(slotPath(a, 255, {256, 513}), kPulled);
+  EXPECT_EQ(slotPath(a, 255, {256, 512}), kChunked) << "an output past the window";
+  a.collective = Collective::kBroadcast;
+  EXPECT_EQ(slotPath(a, 255, {64, SIZE_MAX}), kChunked) << "a broadcast's chunks pipeline: never pulled";
+  a.nranks = 4;
   a.collective = Collective::kAllGather;
   a.count = 256;
   EXPECT_EQ(slotPath(a, 1024), kWhole);
