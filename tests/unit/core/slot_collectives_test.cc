@@ -343,32 +343,6 @@ TEST(SlotCollectives, TheMatrixPullsItsLargeAllToAllsAndTwoRankAllGathers) {
   }
 }
 
-// In place with 2 ranks, pulled: the own block stays, the peer's lands
-// beside it.
-TEST(SlotCollectives, InPlacePulledAllGather) {
-  const int n = 2;
-  const size_t count = 1000;
-  const Case c{Collective::kAllGather, DataType::kInt32, RedOp::kSum, count, 0};
-  ASSERT_EQ(pathOf(c, n, kPulls), SlotPath::kPulled);
-  SlotGroup group(n, 20000, false, kPulls);
-  std::vector<std::string> failures(n);
-  group.parallel([&](int r) {
-    std::vector<int32_t> all(n * count, -1);
-    for (size_t i = 0; i < count; ++i) all[r * count + i] = static_cast<int32_t>(r * 100000 + i);
-    if (Status st = group.call(r, c, &all[r * count], all.data()); !st.isOk()) {
-      failures[r] = st.message();
-      return;
-    }
-    for (int q = 0; q < n && failures[r].empty(); ++q)
-      for (size_t i = 0; i < count; ++i)
-        if (all[q * count + i] != static_cast<int32_t>(q * 100000 + i)) {
-          failures[r] = "block " + std::to_string(q) + " element " + std::to_string(i);
-          break;
-        }
-  });
-  for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
-}
-
 // Rank 1's input is unreadable where rank 0's block lies (a PROT_NONE page):
 // rank 0's pull fails naming rank 1, and the others, which read what they
 // could, fail too, at once, saying rank 0 gave up, instead of waiting for it
@@ -422,14 +396,13 @@ TEST(SlotCollectives, InPlaceAllReduceAndAllGather) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(data[r], (std::vector<int32_t>{6, 60, 6, 7, 8})) << "rank " << r;
 }
 
-// In place over several chunks (the matrix above runs out of place): the
+// An in-place all-gather of 1000 int32 a rank, which must take `path`: the
 // own block stays where it is, and the others land around it.
-TEST(SlotCollectives, InPlaceChunkedAllGather) {
-  const int n = 3;
+void expectInPlaceAllGather(int n, SlotPath path, HostSlots::PullWindow pulls) {
   const size_t count = 1000;  // 4000 B a block: 2 chunks of a 2 KiB slot
   const Case c{Collective::kAllGather, DataType::kInt32, RedOp::kSum, count, 0};
-  ASSERT_EQ(pathOf(c, n), SlotPath::kChunked);
-  SlotGroup group(n);
+  ASSERT_EQ(pathOf(c, n, pulls), path);
+  SlotGroup group(n, 20000, false, pulls);
   std::vector<std::string> failures(n);
   group.parallel([&](int r) {
     std::vector<int32_t> all(n * count, -1);
@@ -447,6 +420,12 @@ TEST(SlotCollectives, InPlaceChunkedAllGather) {
   });
   for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
 }
+
+// In place over several chunks (the matrix above runs out of place).
+TEST(SlotCollectives, InPlaceChunkedAllGather) { expectInPlaceAllGather(3, SlotPath::kChunked, kNoPulls); }
+
+// With 2 ranks, pulled.
+TEST(SlotCollectives, InPlacePulledAllGather) { expectInPlaceAllGather(2, SlotPath::kPulled, kPulls); }
 
 // In place over several pieces: rank r's output is its own block r, which
 // it folds last but reads too (ranks 1 and 2 fold their own input after the
