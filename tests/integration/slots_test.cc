@@ -288,30 +288,20 @@ TEST(Slots, SmallCollectivesInAGroupAreComputed) {
   });
 }
 
-TEST(Slots, NegativePullBytesFailInitNamingTheVariable) {
+TEST(Slots, BadSlotSettingsFailInitNamingTheVariable) {
   RunOptions o;
   o.nranks = 1;
   o.init = false;
   runRanks(o, [](RankContext& ctx) {
-    setenv("BRAID_SHM_PULL_BYTES", "-1", 1);
-    braidComm_t comm = nullptr;
-    EXPECT_EQ(braidCommInitRank(&comm, 1, ctx.id, 0), braidInvalidArgument);
-    EXPECT_NE(std::string(braidGetLastError(nullptr)).find("BRAID_SHM_PULL_BYTES"), std::string::npos)
-        << braidGetLastError(nullptr);
-  });
-}
-
-TEST(Slots, BadSlotBytesFailInitNamingTheVariable) {
-  RunOptions o;
-  o.nranks = 1;
-  o.init = false;
-  runRanks(o, [](RankContext& ctx) {
-    for (const char* bad : {"-1", "1048577"}) {
-      setenv("BRAID_SHM_SLOT_BYTES", bad, 1);
+    const std::pair<const char*, const char*> bad[] = {
+        {"BRAID_SHM_SLOT_BYTES", "-1"}, {"BRAID_SHM_SLOT_BYTES", "1048577"}, {"BRAID_SHM_PULL_BYTES", "-1"}};
+    for (const auto& [name, value] : bad) {
+      setenv(name, value, 1);
       braidComm_t comm = nullptr;
-      EXPECT_EQ(braidCommInitRank(&comm, 1, ctx.id, 0), braidInvalidArgument) << bad;
-      EXPECT_NE(std::string(braidGetLastError(nullptr)).find("BRAID_SHM_SLOT_BYTES"), std::string::npos)
+      EXPECT_EQ(braidCommInitRank(&comm, 1, ctx.id, 0), braidInvalidArgument) << name << "=" << value;
+      EXPECT_NE(std::string(braidGetLastError(nullptr)).find(name), std::string::npos)
           << braidGetLastError(nullptr);
+      unsetenv(name);
     }
   });
 }
