@@ -63,8 +63,10 @@ Status probePulls(bootstrap::Bootstrap& bootstrap, bool wanted, bool* all, std::
   const int n = bootstrap.nranks(), rank = bootstrap.rank();
   // Distinct per process and moment: what another process at the same pid
   // (another pid namespace, a recycled pid) will not hold at that address.
-  const uint64_t word = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                        static_cast<uint64_t>(getpid()) << 40;
+  // Volatile: only other processes read it, so it must stay in memory.
+  volatile const uint64_t word =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      static_cast<uint64_t>(getpid()) << 40;
   std::vector<PullProbe> probes(static_cast<size_t>(n));
   probes[static_cast<size_t>(rank)] = {static_cast<uint64_t>(getpid()), reinterpret_cast<uintptr_t>(&word),
                                        word, wanted ? 1u : 0u};
