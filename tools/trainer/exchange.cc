@@ -9,7 +9,6 @@ Ownership::Ownership(int n, int tables) : nranks(n), tablesOf(n) {
 Exchange::Exchange(braidComm_t comm, int rank, const Ownership& owners, int batch, int pooling, int dim,
                    WireCodecs codecs)
     : comm_(comm),
-      rank_(rank),
       nranks_(owners.nranks),
       tables_(0),
       batch_(batch),

@@ -66,7 +66,7 @@ class Exchange {
   std::string failed(const char* call, braidResult_t rc) const;
 
   braidComm_t comm_;
-  int rank_, nranks_, tables_, batch_, pooling_, dim_, myTables_;
+  int nranks_, tables_, batch_, pooling_, dim_, myTables_;
   Ownership owners_;
   WireCodecs codecs_;
   Counts indexCounts_, forwardCounts_, backwardCounts_;
