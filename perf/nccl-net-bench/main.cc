@@ -32,6 +32,7 @@ struct Options {
   size_t stepFactor = 2;
   int iters = 20, warmup = 5, depth = 8, check = 1;
   std::string plugin = "libnccl-net-braid.so";
+  int netVersion = 0;
 };
 
 braidComm_t comm = nullptr;
@@ -60,14 +61,15 @@ void logger(ncclDebugLogLevel level, unsigned long, const char*, int, const char
   va_end(ap);
 }
 
-const ncclNet_v8_t& loadPlugin(const std::string& path) {
+// The table NCCL would take (the newest), or the one asked for.
+netplugin::NetApi loadPlugin(const std::string& path, int version) {
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) die(std::string("cannot load the plugin: ") + dlerror());
-  auto* net = static_cast<const ncclNet_v8_t*>(dlsym(lib, "ncclNetPlugin_v8"));
-  if (!net) die(path + " has no ncclNetPlugin_v8");
-  if (ncclResult_t r = net->init(logger); r != ncclSuccess)
+  netplugin::NetApi net;
+  if (braid::Status st = netplugin::NetApi::find(lib, path, version, &net); !st.isOk()) die(st.message());
+  if (ncclResult_t r = net.init(logger); r != ncclSuccess)
     die("the plugin's init failed (" + std::to_string(r) + ")");
-  return *net;
+  return net;
 }
 
 uint8_t patternByte(size_t i, int sender) { return static_cast<uint8_t>(i * 131 + sender * 17 + 1); }
@@ -79,10 +81,10 @@ double maxOverRanks(double v) {
 }
 
 int run(const Options& o, size_t chunk, const std::vector<size_t>& sizes) {
-  const ncclNet_v8_t& net = loadPlugin(o.plugin);
+  netplugin::NetApi net = loadPlugin(o.plugin, o.netVersion);
   int ndev = 0;
   if (net.devices(&ndev) != ncclSuccess || ndev < 1) die("the plugin offers no device");
-  ncclNetProperties_v8_t props{};
+  ncclNetProperties_v11_t props{};
   if (net.getProperties(0, &props) != ncclSuccess) die("getProperties(0) failed");
 
   RingLinks links;
@@ -104,10 +106,13 @@ int run(const Options& o, size_t chunk, const std::vector<size_t>& sizes) {
   plan.recvTag = prev;
   if (rank == 0) {
     std::printf(
-        "# nccl-net-bench: %s (%s), %d ranks in a ring, device %s at %d Mbit/s, chunk %zu, depth %d\n",
-        o.plugin.c_str(), net.name, nranks, props.name, props.speed, chunk, o.depth);
+        "# nccl-net-bench: %s (%s, ncclNetPlugin_v%d), %d ranks in a ring, device %s at %d Mbit/s, chunk "
+        "%zu, "
+        "depth %d\n",
+        o.plugin.c_str(), net.name(), net.version(), nranks, props.name, props.speed, chunk, o.depth);
     std::printf("# %12s %12s %12s %12s %8s\n", "size", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
   }
+  bool anyWrong = false;
   for (size_t bytes : sizes) {
     std::vector<uint8_t> send(bytes), recv(bytes);
     for (size_t i = 0; i < bytes; ++i) send[i] = patternByte(i, rank);
@@ -145,9 +150,10 @@ int run(const Options& o, size_t chunk, const std::vector<size_t>& sizes) {
       std::fflush(stdout);
     }
     if (wrong > 0 && rank == 0) std::fprintf(stderr, "nccl-net-bench: %.0f bytes arrived wrong\n", wrong);
+    anyWrong = anyWrong || wrong > 0;
   }
   closeRing(net, &links);
-  return 0;
+  return anyWrong ? 1 : 0;  // every rank knows: wrong is the sum over ranks
 }
 
 }  // namespace
@@ -157,7 +163,8 @@ int main(int argc, char** argv) {
   using namespace braid::netbench;
   Options o;
   CLI::App app{
-      "nccl-net-bench: a ring shift through an NCCL net plugin (ncclNetPlugin_v8), as NCCL's proxy drives "
+      "nccl-net-bench: a ring shift through an NCCL net plugin (ncclNetPlugin_v8 to _v11), as NCCL's proxy "
+      "drives "
       "it,\n"
       "without NCCL or a GPU. Run under a launcher, e.g.  braid-run -n 2 nccl-net-bench"};
   app.add_option("-b,--minbytes", o.minBytes, "Smallest size (bytes; K/M/G suffixes)")->capture_default_str();
@@ -180,6 +187,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   app.add_option("--plugin", o.plugin, "The plugin library (dlopen'ed as NCCL does)")->capture_default_str();
+  app.add_option("--net-version", o.netVersion,
+                 "Its table to drive: 8 to 11 for ncclNetPlugin_v8 to _v11; 0 the newest, as NCCL takes it")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 8, 9, 10, 11}));
   CLI11_PARSE(app, argc, argv);
 
   auto lo = braid::perf::parseSize(o.minBytes), hi = braid::perf::parseSize(o.maxBytes);
@@ -189,7 +200,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (*chunk == 0 || *chunk > (1u << 30)) {
-    std::fprintf(stderr, "nccl-net-bench: --chunk must be 1 byte .. 1G (isend takes an int size)\n");
+    std::fprintf(stderr, "nccl-net-bench: --chunk must be 1 byte .. 1G (test() reports int sizes)\n");
     return 2;
   }
   std::vector<size_t> sizes = braid::perf::sizeSweep(*lo, *hi, o.stepFactor, 0);

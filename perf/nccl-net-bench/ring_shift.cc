@@ -25,36 +25,38 @@ struct Lane {
 
 }  // namespace
 
-std::string connectRing(const ncclNet_v8_t& net, int dev, void* nextHandle, RingLinks* links, int timeoutMs) {
+std::string connectRing(const netplugin::NetApi& net, int dev, void* nextHandle, RingLinks* links,
+                        int timeoutMs) {
   auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
   while (!links->send || !links->recv) {
     if (Clock::now() > deadline) return "the ring's connections were not set up in time";
     if (!links->send)
-      if (ncclResult_t r = net.connect(dev, nextHandle, &links->send, nullptr); r != ncclSuccess)
+      if (ncclResult_t r = net.connect(dev, nextHandle, &links->send); r != ncclSuccess)
         return failed("connect", r);
     if (!links->recv)
-      if (ncclResult_t r = net.accept(links->listen, &links->recv, nullptr); r != ncclSuccess)
+      if (ncclResult_t r = net.accept(links->listen, &links->recv); r != ncclSuccess)
         return failed("accept", r);
   }
   return "";
 }
 
-void closeRing(const ncclNet_v8_t& net, RingLinks* links) {
+void closeRing(const netplugin::NetApi& net, RingLinks* links) {
   if (links->send) net.closeSend(links->send);
   if (links->recv) net.closeRecv(links->recv);
   if (links->listen) net.closeListen(links->listen);
   *links = {};
 }
 
-std::string shift(const ncclNet_v8_t& net, const RingLinks& links, const ShiftPlan& plan, const uint8_t* send,
-                  uint8_t* recv, size_t bytes, void* sendMr, void* recvMr, int timeoutMs) {
+std::string shift(const netplugin::NetApi& net, const RingLinks& links, const ShiftPlan& plan,
+                  const uint8_t* send, uint8_t* recv, size_t bytes, void* sendMr, void* recvMr,
+                  int timeoutMs) {
   auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
   Lane out, in;
   auto morePosts = [&](const Lane& lane) { return lane.next < bytes || (!lane.posted); };
   while (morePosts(out) || morePosts(in) || !out.inFlight.empty() || !in.inFlight.empty()) {
     if (Clock::now() > deadline) return "the shift did not finish in time";
     while (morePosts(in) && static_cast<int>(in.inFlight.size()) < plan.depth) {
-      int size = static_cast<int>(std::min(plan.chunkBytes, bytes - in.next));
+      size_t size = std::min(plan.chunkBytes, bytes - in.next);
       void* data = recv + in.next;
       int tag = plan.recvTag;
       void* request = nullptr;
@@ -66,7 +68,7 @@ std::string shift(const ncclNet_v8_t& net, const RingLinks& links, const ShiftPl
       in.posted = true;
     }
     while (morePosts(out) && static_cast<int>(out.inFlight.size()) < plan.depth) {
-      int size = static_cast<int>(std::min(plan.chunkBytes, bytes - out.next));
+      size_t size = std::min(plan.chunkBytes, bytes - out.next);
       void* request = nullptr;
       if (ncclResult_t r = net.isend(links.send, const_cast<uint8_t*>(send) + out.next, size, plan.sendTag,
                                      sendMr, &request);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "transports/netplugin/nccl_net_abi.h"
+#include "transports/netplugin/net_api.h"
 
 namespace braid::netbench {
 
@@ -23,8 +23,9 @@ struct RingLinks {
 // Connects to `nextHandle` and accepts on `links->listen` (made with listen()
 // before the handles were exchanged) at once, so that no rank waits on a
 // neighbour that is waiting too. "" on success, else what failed.
-std::string connectRing(const ncclNet_v8_t& net, int dev, void* nextHandle, RingLinks* links, int timeoutMs);
-void closeRing(const ncclNet_v8_t& net, RingLinks* links);
+std::string connectRing(const netplugin::NetApi& net, int dev, void* nextHandle, RingLinks* links,
+                        int timeoutMs);
+void closeRing(const netplugin::NetApi& net, RingLinks* links);
 
 struct ShiftPlan {
   size_t chunkBytes = 512 * 1024;
@@ -35,7 +36,8 @@ struct ShiftPlan {
 
 // Sends send[0, bytes) to the next rank while receiving recv[0, bytes) from
 // the previous one. mhandles from regMr on the two comms. "" on success.
-std::string shift(const ncclNet_v8_t& net, const RingLinks& links, const ShiftPlan& plan, const uint8_t* send,
-                  uint8_t* recv, size_t bytes, void* sendMr, void* recvMr, int timeoutMs);
+std::string shift(const netplugin::NetApi& net, const RingLinks& links, const ShiftPlan& plan,
+                  const uint8_t* send, uint8_t* recv, size_t bytes, void* sendMr, void* recvMr,
+                  int timeoutMs);
 
 }  // namespace braid::netbench

@@ -43,6 +43,9 @@ const std::vector<Variable>& all() {
       {"BRAID_NET_PLUGIN", "",
        "The NCCL net plugin the netplugin transport loads: a path, or N for libnccl-net-N.so on the library "
        "path (as NCCL_NET_PLUGIN), e.g. braid or aws-ofi-nccl's. Its own variables steer it."},
+      {"BRAID_NET_PLUGIN_VERSION", "0",
+       "Which of the plugin's tables the netplugin transport uses: 8 to 11 for ncclNetPlugin_v8 to _v11. 0: "
+       "the newest it exports, as NCCL takes it."},
       {"BRAID_NCCL_NET", "tcp",
        "The transport libnccl-net-braid.so (braid's NCCL net plugin) carries NCCL's traffic over: tcp or "
        "ucx."},

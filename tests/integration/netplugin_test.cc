@@ -32,6 +32,17 @@ TEST_P(NetPlugin, Big) {
   runMatrixOver("netplugin", GetParam(), m, usePlugin);
 }
 
+// The tests above take the plugin's newest table (v11, NCCL 2.28's); this one
+// the oldest braid loads (v8, whose sizes are int), which NetApi adapts.
+TEST(NetPluginOldestTable, Small) {
+  MatrixOptions m;
+  m.bigCount = 0;
+  runMatrixOver("netplugin", TransportShape{3, 0}, m, [] {
+    usePlugin();
+    setenv("BRAID_NET_PLUGIN_VERSION", "8", 1);
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, NetPlugin, ::testing::Values(TransportShape{3, 0}, TransportShape{4, 2}),
                          [](const auto& p) { return shapeName("netplugin", p.param); });
 

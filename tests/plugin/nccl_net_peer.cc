@@ -1,10 +1,11 @@
 // The other process of the plugin tests: an NCCL rank of its own, with its own
 // plugin instance and so its own secret.
 //
-//   nccl_net_peer receive COUNT SIZE          prints its listen handle (hex), then
+//   nccl_net_peer V receive COUNT SIZE        prints its listen handle (hex), then
 //                                             receives and checks COUNT messages
-//   nccl_net_peer send HANDLE COUNT SIZE      connects to HANDLE and sends them
+//   nccl_net_peer V send HANDLE COUNT SIZE    connects to HANDLE and sends them
 //
+// through the plugin's table ncclNetPlugin_vV.
 // Message i is pattern(SIZE, i) with tag 7. Exit status 0 when every message
 // arrived whole; a reason on stderr otherwise.
 #include <cstdio>
@@ -26,7 +27,7 @@ int fail(const std::string& why) {
   return 1;
 }
 
-int receive(const ncclNet_v8_t& net, int count, int size) {
+int receive(const NetApi& net, int count, size_t size) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   void* listenComm = nullptr;
   if (net.listen(0, handle, &listenComm) != ncclSuccess) return fail("listen failed");
@@ -40,7 +41,8 @@ int receive(const ncclNet_v8_t& net, int count, int size) {
   std::vector<Op*> pending;
   for (int i = 0; i < count; ++i) {
     void* data = bufs[i].data();
-    int sz = size, tag = kTag;
+    size_t sz = size;
+    int tag = kTag;
     if (net.irecv(recvComm, 1, &data, &sz, &tag, nullptr, &ops[i].request) != ncclSuccess)
       return fail("irecv failed");
     pending.push_back(&ops[i]);
@@ -48,7 +50,7 @@ int receive(const ncclNet_v8_t& net, int count, int size) {
   if (!driveAll(net, pending)) return fail("receives did not finish");
   for (int i = 0; i < count; ++i) {
     if (ops[i].result != ncclSuccess) return fail("receive " + std::to_string(i) + " failed");
-    if (ops[i].size != size)
+    if (ops[i].size != static_cast<int>(size))
       return fail("receive " + std::to_string(i) + " got " + std::to_string(ops[i].size) + " bytes");
     if (bufs[i] != pattern(size, i)) return fail("receive " + std::to_string(i) + " holds the wrong bytes");
   }
@@ -57,7 +59,7 @@ int receive(const ncclNet_v8_t& net, int count, int size) {
   return 0;
 }
 
-int send(const ncclNet_v8_t& net, const std::string& hex, int count, int size) {
+int send(const NetApi& net, const std::string& hex, int count, size_t size) {
   char handle[NCCL_NET_HANDLE_MAXSIZE];
   if (!fromHex(hex, handle, sizeof(handle))) return fail("bad handle text");
   void* sendComm = nullptr;
@@ -84,15 +86,16 @@ int send(const ncclNet_v8_t& net, const std::string& hex, int count, int size) {
 namespace {
 
 int run(int argc, char** argv) {
+  if (argc < 2) return fail("usage: nccl_net_peer V receive COUNT SIZE | V send HANDLE COUNT SIZE");
   std::string error;
-  const ncclNet_v8_t* net = loadPlugin(&error);
+  NetApi* net = loadPlugin(std::atoi(argv[1]), &error);
   if (!net) return fail(error);
   if (net->init(recordingLogger) != ncclSuccess) return fail("init failed");
-  if (argc == 4 && std::strcmp(argv[1], "receive") == 0)
-    return receive(*net, std::atoi(argv[2]), std::atoi(argv[3]));
-  if (argc == 5 && std::strcmp(argv[1], "send") == 0)
-    return send(*net, argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
-  return fail("usage: nccl_net_peer receive COUNT SIZE | send HANDLE COUNT SIZE");
+  if (argc == 5 && std::strcmp(argv[2], "receive") == 0)
+    return receive(*net, std::atoi(argv[3]), std::strtoul(argv[4], nullptr, 10));
+  if (argc == 6 && std::strcmp(argv[2], "send") == 0)
+    return send(*net, argv[3], std::atoi(argv[4]), std::strtoul(argv[5], nullptr, 10));
+  return fail("usage: nccl_net_peer V receive COUNT SIZE | V send HANDLE COUNT SIZE");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 
 namespace braid::ncclnet::testing {
@@ -17,15 +18,37 @@ std::vector<LogLine> lines;
 
 }  // namespace
 
-const ncclNet_v8_t* loadPlugin(std::string* error) {
-  void* lib = dlopen(BRAID_NCCL_NET_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    *error = dlerror();
+void* openPlugin(std::string* error) {
+  static std::string why;
+  static void* lib = [] {
+    void* opened = dlopen(BRAID_NCCL_NET_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (!opened) why = dlerror();
+    return opened;
+  }();
+  if (!lib) *error = why;
+  return lib;
+}
+
+const void* rawTable(int version, std::string* error) {
+  void* lib = openPlugin(error);
+  if (!lib) return nullptr;
+  const std::string symbol = "ncclNetPlugin_v" + std::to_string(version);
+  const void* table = dlsym(lib, symbol.c_str());
+  if (!table) *error = "no " + symbol + " in " BRAID_NCCL_NET_PLUGIN_PATH;
+  return table;
+}
+
+NetApi* loadPlugin(int version, std::string* error) {
+  void* lib = openPlugin(error);
+  if (!lib) return nullptr;
+  static std::map<int, NetApi> loaded;
+  if (auto it = loaded.find(version); it != loaded.end()) return &it->second;
+  NetApi api;
+  if (Status st = NetApi::find(lib, BRAID_NCCL_NET_PLUGIN_PATH, version, &api); !st.isOk()) {
+    *error = st.message();
     return nullptr;
   }
-  auto* table = static_cast<const ncclNet_v8_t*>(dlsym(lib, "ncclNetPlugin_v8"));
-  if (!table) *error = "no ncclNetPlugin_v8 in " BRAID_NCCL_NET_PLUGIN_PATH;
-  return table;
+  return &loaded.emplace(version, api).first->second;
 }
 
 void recordingLogger(ncclDebugLogLevel level, unsigned long, const char*, int, const char* fmt, ...) {
@@ -50,20 +73,20 @@ std::string lastWarning() {
   return "";
 }
 
-ncclResult_t establish(const ncclNet_v8_t& net, void* handle, void** send, void* listenComm, void** recv,
+ncclResult_t establish(const NetApi& net, void* handle, void** send, void* listenComm, void** recv,
                        int timeoutMs) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   while (std::chrono::steady_clock::now() < deadline) {
     if (send && !*send)
-      if (ncclResult_t r = net.connect(0, handle, send, nullptr); r != ncclSuccess) return r;
+      if (ncclResult_t r = net.connect(0, handle, send); r != ncclSuccess) return r;
     if (recv && !*recv)
-      if (ncclResult_t r = net.accept(listenComm, recv, nullptr); r != ncclSuccess) return r;
+      if (ncclResult_t r = net.accept(listenComm, recv); r != ncclSuccess) return r;
     if ((!send || *send) && (!recv || *recv)) return ncclSuccess;
   }
   return ncclSystemError;
 }
 
-bool driveAll(const ncclNet_v8_t& net, const std::vector<Op*>& ops, int timeoutMs) {
+bool driveAll(const NetApi& net, const std::vector<Op*>& ops, int timeoutMs) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   while (std::chrono::steady_clock::now() < deadline) {
     bool all = true;

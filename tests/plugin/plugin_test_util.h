@@ -2,8 +2,9 @@
 //
 // Loads libnccl-net-braid.so the way NCCL does (dlopen, then the versioned
 // symbol) and drives it only through that table, so the tests see what NCCL
-// sees. Log lines the plugin writes through NCCL's logger are kept for the
-// tests to read.
+// sees: through NetApi (netplugin's view of any table version, the one braid
+// itself loads plugins with), or through a raw table. Log lines the plugin
+// writes through NCCL's logger are kept for the tests to read.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +13,7 @@
 #include <vector>
 
 #include "tests/common/message_pattern.h"
-#include "transports/netplugin/nccl_net_abi.h"
+#include "transports/netplugin/net_api.h"
 
 namespace braid::ncclnet::testing {
 
@@ -21,9 +22,15 @@ struct LogLine {
   std::string text;
 };
 
-// The plugin's table, loaded once per process; null with *error set when the
-// library or its symbol is missing.
-const ncclNet_v8_t* loadPlugin(std::string* error);
+using netplugin::NetApi;
+
+// The plugin library, opened once per process; null with *error set.
+void* openPlugin(std::string* error);
+// Its table ncclNetPlugin_v<version> (not yet initialized); null with *error
+// set when the library or its symbol is missing.
+NetApi* loadPlugin(int version, std::string* error);
+// The raw table ncclNetPlugin_v<version>, as NCCL's loader sees it.
+const void* rawTable(int version, std::string* error);
 // A logger with ncclDebugLogger_t's signature that records every line.
 void recordingLogger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
                      const char* fmt, ...);
@@ -36,7 +43,7 @@ using braid::test::pattern;
 // Calls connect (when `send` is given) and accept (when `recv` is given) until
 // each returned its comm, as NCCL does; the first failure, or ncclSystemError
 // after timeoutMs. One end may be in another process.
-ncclResult_t establish(const ncclNet_v8_t& net, void* handle, void** send, void* listenComm, void** recv,
+ncclResult_t establish(const NetApi& net, void* handle, void** send, void* listenComm, void** recv,
                        int timeoutMs = 10000);
 
 // An isend / irecv under way and what test() said of it.
@@ -47,7 +54,7 @@ struct Op {
   ncclResult_t result = ncclSuccess;
 };
 // Tests every op until each is done or failed; false when timeoutMs passed first.
-bool driveAll(const ncclNet_v8_t& net, const std::vector<Op*>& ops, int timeoutMs = 20000);
+bool driveAll(const NetApi& net, const std::vector<Op*>& ops, int timeoutMs = 20000);
 
 // What main returns. Under a sanitizer, a process whose plugin ran over UCX
 // instead ends here with _exit. NCCL's v8 API has no finalize, so the

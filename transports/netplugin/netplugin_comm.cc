@@ -7,7 +7,7 @@ namespace braid::netplugin {
 // Nothing may touch the user's buffers once the comm is gone: registrations
 // are dropped and the plugin's comm closed (which ends its requests).
 NetPluginComm::~NetPluginComm() {
-  const ncclNet_v8_t& net = lib_->net();
+  const NetApi& net = lib_->net();
   for (auto& r : inFlight_)
     if (r->mhandle) net.deregMr(comm_, r->mhandle);
   if (receiving_)
@@ -26,7 +26,7 @@ Status NetPluginComm::post(void* data, size_t size, uint32_t tag, transport::Req
   if (!broken_.isOk()) return broken_;
   if (size > static_cast<size_t>(INT_MAX))
     return invalidArgument("netplugin: a message of " + std::to_string(size) +
-                           " bytes is over the 2 GiB - 1 an NCCL plugin takes (its sizes are int)");
+                           " bytes is over the 2 GiB - 1 an NCCL plugin can report (test's sizes are int)");
   auto r = std::make_unique<NetPluginRequest>();
   r->comm = this;
   r->data = data;
@@ -46,10 +46,11 @@ Status NetPluginComm::post(void* data, size_t size, uint32_t tag, transport::Req
 }
 
 Status NetPluginComm::start(NetPluginRequest* r) {
-  const ncclNet_v8_t& net = lib_->net();
+  const NetApi& net = lib_->net();
   if (!r->mhandle)
     BRAID_RETURN_IF_ERROR(statusOf(net.regMr(comm_, r->data, r->size, NCCL_PTR_HOST, &r->mhandle), "regMr"));
-  int size = static_cast<int>(r->size), tag = static_cast<int>(r->tag);
+  size_t size = r->size;
+  int tag = static_cast<int>(r->tag);
   if (receiving_)
     return statusOf(net.irecv(comm_, 1, &r->data, &size, &tag, &r->mhandle, &r->request),
                     "irecv from " + peer_);

@@ -21,20 +21,21 @@ void NetPluginListenComm::drop(Unproven& u, const std::string& why) {
 }
 
 Status NetPluginListenComm::expectProof(Unproven& u) {
-  const ncclNet_v8_t& net = lib_->net();
+  const NetApi& net = lib_->net();
   if (!u.mhandle)
     BRAID_RETURN_IF_ERROR(
         statusOf(net.regMr(u.comm, u.proof, kProofBytes, NCCL_PTR_HOST, &u.mhandle), "regMr"));
   void* data = u.proof;
-  int size = kProofBytes, tag = kProofTag;
+  size_t size = kProofBytes;
+  int tag = kProofTag;
   return statusOf(net.irecv(u.comm, 1, &data, &size, &tag, &u.mhandle, &u.request), "irecv (proof)");
 }
 
 Status NetPluginListenComm::accept(std::unique_ptr<transport::RecvComm>* out, uint64_t* connectorId) {
   out->reset();
-  const ncclNet_v8_t& net = lib_->net();
+  const NetApi& net = lib_->net();
   void* comm = nullptr;
-  BRAID_RETURN_IF_ERROR(statusOf(net.accept(listen_, &comm, nullptr), "accept"));
+  BRAID_RETURN_IF_ERROR(statusOf(net.accept(listen_, &comm), "accept"));
   if (comm) {
     auto u = std::make_unique<Unproven>();
     u->comm = comm;

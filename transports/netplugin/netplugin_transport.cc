@@ -31,7 +31,7 @@ Status NetPluginTransport::create(const transport::Options& options,
   BRAID_RETURN_IF_ERROR(statusOf(lib->net().devices(&ndev), "devices"));
   std::vector<transport::DeviceProperties> devices;
   for (int dev = 0; dev < ndev; ++dev) {
-    ncclNetProperties_v8_t p{};
+    ncclNetProperties_v11_t p{};
     BRAID_RETURN_IF_ERROR(statusOf(lib->net().getProperties(dev, &p), "getProperties"));
     transport::DeviceProperties d;
     d.name = p.name ? p.name : "?";
@@ -83,10 +83,10 @@ void NetPluginTransport::abandon(PendingConnect& c) {
 }
 
 Status NetPluginTransport::step(PendingConnect& c, bool* finished) {
-  const ncclNet_v8_t& net = lib_->net();
+  const NetApi& net = lib_->net();
   *finished = false;
   if (!c.comm) {
-    BRAID_RETURN_IF_ERROR(statusOf(net.connect(c.dev, c.handle.bytes.data(), &c.comm, nullptr), "connect"));
+    BRAID_RETURN_IF_ERROR(statusOf(net.connect(c.dev, c.handle.bytes.data(), &c.comm), "connect"));
     if (!c.comm) return Status::ok();
     BRAID_RETURN_IF_ERROR(makeProof(options_.secret, c.handle, c.connectorId, c.proof));
     BRAID_RETURN_IF_ERROR(

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "base/env.h"
 #include "base/log.h"
 
 namespace braid::netplugin {
@@ -73,20 +74,19 @@ Status PluginLibrary::open(const std::string& spec, const PluginLibrary** out) {
   std::string file = spec.find('/') != std::string::npos ? spec : "libnccl-net-" + spec + ".so";
   void* lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return notSupported("netplugin: cannot open " + file + ": " + dlerror());
-  auto* net = static_cast<const ncclNet_v8_t*>(dlsym(lib, "ncclNetPlugin_v8"));
-  if (!net)
-    return notSupported("netplugin: " + file +
-                        " has no ncclNetPlugin_v8 (braid loads NCCL's net plugin API v8)");
-  // getDeviceMr and irecvConsumed may be null (no device offload, as NCCL's
-  // Socket); braid calls neither, but every entry below it calls.
-  const bool complete = net->name && net->init && net->devices && net->getProperties && net->listen &&
-                        net->connect && net->accept && net->regMr && net->deregMr && net->isend &&
-                        net->irecv && net->test && net->closeSend && net->closeRecv && net->closeListen;
-  if (!complete)
-    return notSupported("netplugin: " + file + "'s ncclNetPlugin_v8 leaves an entry braid calls null");
-  BRAID_RETURN_IF_ERROR(statusOf(net->init(logFromPlugin), "init").prefix(file));
-  auto library =
-      std::unique_ptr<PluginLibrary>(new PluginLibrary(net, std::string(net->name) + " (" + file + ")"));
+  std::string error;
+  const int64_t version = env::getInt("BRAID_NET_PLUGIN_VERSION", &error);
+  if (!error.empty()) return invalidArgument(error);
+  NetApi net;
+  if (Status st = NetApi::find(lib, file, version, &net); !st.isOk()) {
+    dlclose(lib);
+    return st;
+  }
+  BRAID_RETURN_IF_ERROR(statusOf(net.init(logFromPlugin), "init").prefix(file));
+  std::string description =
+      std::string(net.name()) + " (" + file + ", NCCL net API v" + std::to_string(net.version()) + ")";
+  BRAID_INFO("netplugin: loaded %s", description.c_str());
+  auto library = std::unique_ptr<PluginLibrary>(new PluginLibrary(net, std::move(description)));
   *out = library.get();
   libraries.emplace(spec, std::move(library));
   return Status::ok();

@@ -5,23 +5,25 @@
 #include <string>
 
 #include "base/status.h"
-#include "transports/netplugin/nccl_net_abi.h"
+#include "transports/netplugin/net_api.h"
 
 namespace braid::netplugin {
 
 class PluginLibrary {
  public:
   // spec is BRAID_NET_PLUGIN's value: a path (it has a '/'), or a name N for
-  // libnccl-net-N.so on the library path, as NCCL_NET_PLUGIN does.
+  // libnccl-net-N.so on the library path, as NCCL_NET_PLUGIN does. The table
+  // is BRAID_NET_PLUGIN_VERSION's, else the newest the library exports.
   static Status open(const std::string& spec, const PluginLibrary** out);
 
-  const ncclNet_v8_t& net() const { return *net_; }
-  const std::string& describe() const { return description_; }  // "braid (libnccl-net-braid.so)"
+  const NetApi& net() const { return net_; }
+  // "braid (libnccl-net-braid.so, NCCL net API v11)"
+  const std::string& describe() const { return description_; }
 
  private:
-  PluginLibrary(const ncclNet_v8_t* net, std::string description)
+  PluginLibrary(const NetApi& net, std::string description)
       : net_(net), description_(std::move(description)) {}
-  const ncclNet_v8_t* net_;
+  NetApi net_;
   std::string description_;
 };
 

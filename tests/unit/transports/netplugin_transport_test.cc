@@ -3,6 +3,7 @@
 // (which anyone on the network can) and sends garbage, a proof for another
 // listener or a replayed proof, or nothing at all, is never accepted, and the
 // genuine connector still is. The plugin is braid's own, over tcp on lo.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -97,7 +98,7 @@ class NetPluginStrangers : public ::testing::Test {
     *send = nullptr;
     Deadline deadline(5000);
     while (!*send && !deadline.expired()) {
-      ASSERT_EQ(net_->connect(0, handle_.bytes.data(), send, nullptr), ncclSuccess);
+      ASSERT_EQ(net_->connect(0, handle_.bytes.data(), send), ncclSuccess);
       driveAccept();
     }
     ASSERT_NE(*send, nullptr);
@@ -127,7 +128,7 @@ class NetPluginStrangers : public ::testing::Test {
   std::unique_ptr<transport::Transport> listener_, connector_;
   std::unique_ptr<transport::ListenComm> listen_;
   Handle handle_;
-  const ncclNet_v8_t* net_ = nullptr;
+  const NetApi* net_ = nullptr;
   std::vector<void*> strangers_;
   std::vector<std::unique_ptr<transport::RecvComm>> accepted_;
 };
@@ -179,6 +180,72 @@ TEST_F(NetPluginStrangers, SilenceIsDroppedAtTheDeadline) {
   EXPECT_TRUE(accepted_.empty()) << "a silent stranger was accepted";
   expectClosedByListener(send);
   genuineStillConnects();
+}
+
+// braid takes the newest table a plugin exports, as NCCL does, unless
+// BRAID_NET_PLUGIN_VERSION names one; a version outside 8..11 is refused.
+TEST(NetApi, TakesTheNewestTableOrTheOneAskedFor) {
+  void* lib = dlopen(BRAID_NCCL_NET_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  NetApi api;
+  ASSERT_TRUE(NetApi::find(lib, "braid", 0, &api).isOk());
+  EXPECT_EQ(api.version(), 11);
+  EXPECT_STREQ(api.name(), "braid");
+  for (int v = NetApi::kOldestVersion; v <= NetApi::kNewestVersion; ++v) {
+    Status st = NetApi::find(lib, "braid", v, &api);
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_EQ(api.version(), v);
+  }
+  for (int64_t v : {int64_t{7}, int64_t{12}, int64_t{-1}, (int64_t{1} << 32) + 8})
+    EXPECT_EQ(NetApi::find(lib, "braid", v, &api).code(), Code::kInvalidArgument) << v;
+  // A library without any table: the program itself (the plugin was opened
+  // RTLD_LOCAL, so its symbols are not found through it).
+  void* self = dlopen(nullptr, RTLD_NOW);
+  Status none = NetApi::find(self, "this program", 0, &api);
+  EXPECT_EQ(none.code(), Code::kNotSupported);
+  EXPECT_NE(none.message().find("no ncclNetPlugin_v11 to v8"), std::string::npos) << none.message();
+  dlclose(self);
+  dlclose(lib);
+}
+
+// A table that leaves null an entry braid (or NCCL) calls is refused by
+// name, not skipped: the variable picks another of the plugin's tables.
+TEST(NetApi, RefusesAnIncompleteTableAndTakesAnotherWhenAskedTo) {
+  void* lib = dlopen(BRAID_ODD_NETPLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  NetApi api;
+  ASSERT_TRUE(NetApi::find(lib, "odd", 9, &api).isOk());
+  Status incomplete = NetApi::find(lib, "odd", 0, &api);
+  EXPECT_EQ(incomplete.code(), Code::kNotSupported);
+  EXPECT_NE(incomplete.message().find("ncclNetPlugin_v11 leaves an entry braid calls null"),
+            std::string::npos)
+      << incomplete.message();
+  EXPECT_EQ(api.version(), 9) << "a refused table replaced the one found before";
+  Status missing = NetApi::find(lib, "odd", 10, &api);
+  EXPECT_EQ(missing.code(), Code::kNotSupported);
+  EXPECT_NE(missing.message().find("has no ncclNetPlugin_v10"), std::string::npos) << missing.message();
+  dlclose(lib);
+}
+
+// The library is opened once per spec; each spec below names the same file
+// by another path, so each open looks at BRAID_NET_PLUGIN_VERSION afresh.
+TEST(NetApi, PluginLibraryTakesTheVersionFromTheEnvironment) {
+  const std::string path = BRAID_NCCL_NET_PLUGIN_PATH;
+  const std::string dir = path.substr(0, path.rfind('/')), file = path.substr(path.rfind('/'));
+  setenv("BRAID_SOCKET_IFNAME", "lo", 1);
+  const PluginLibrary* lib = nullptr;
+  setenv("BRAID_NET_PLUGIN_VERSION", "9", 1);
+  Status st = PluginLibrary::open(dir + "/." + file, &lib);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(lib->net().version(), 9);
+  EXPECT_NE(lib->describe().find("NCCL net API v9"), std::string::npos) << lib->describe();
+  setenv("BRAID_NET_PLUGIN_VERSION", "7", 1);
+  EXPECT_EQ(PluginLibrary::open(dir + "/./." + file, &lib).code(), Code::kInvalidArgument);
+  setenv("BRAID_NET_PLUGIN_VERSION", "v10", 1);
+  EXPECT_EQ(PluginLibrary::open(dir + "/././." + file, &lib).code(), Code::kInvalidArgument);
+  unsetenv("BRAID_NET_PLUGIN_VERSION");
+  ASSERT_TRUE(PluginLibrary::open(dir + "/./././." + file, &lib).isOk());
+  EXPECT_EQ(lib->net().version(), 11);
 }
 
 }  // namespace

@@ -1,0 +1,58 @@
+// ncclNetPlugin_v11 (NCCL 2.28 on, which looks for it first): init runs once
+// per NCCL communicator and returns a context that listen, connect and
+// finalize take back. braid's connections belong to the process (net_plugin.h),
+// so a context only proves that NCCL got it from init and has not finalized it.
+#include "entry_points.h"
+
+namespace braid::ncclnet::v11 {
+namespace {
+
+ncclResult_t init(void** ctx, uint64_t commId, ncclNetCommConfig_v11_t* config, ncclDebugLogger_t logFunction,
+                  ncclProfilerCallback_t /*profFunction*/) {
+  if (!ctx) return entry::misuse("init", "null ctx");
+  *ctx = nullptr;
+  if (ncclResult_t r = entry::init(logFunction); r != ncclSuccess) return r;
+  return entry::openContext(commId, config, ctx);
+}
+
+ncclResult_t listen(void* ctx, int dev, void* handle, void** listenComm) {
+  if (ncclResult_t r = entry::checkContext("listen", ctx); r != ncclSuccess) return r;
+  return entry::listen(dev, handle, listenComm);
+}
+
+ncclResult_t connect(void* ctx, int dev, void* handle, void** sendComm,
+                     ncclNetDeviceHandle_v11_t** sendDevComm) {
+  if (ncclResult_t r = entry::checkContext("connect", ctx); r != ncclSuccess) return r;
+  return entry::connect(dev, handle, sendComm, sendDevComm);
+}
+
+ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* /*phandle*/,
+                   void** request) {
+  return entry::isend(sendComm, data, size, tag, mhandle, request);
+}
+
+ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                   void** /*phandles*/, void** request) {
+  return entry::irecv(recvComm, n, data, sizes, tags, mhandles, request);
+}
+
+// Comms made under a context outlive it if NCCL closes them later: they are
+// the process's, as the context's connections are.
+ncclResult_t finalize(void* ctx) { return entry::closeContext(ctx); }
+
+}  // namespace
+}  // namespace braid::ncclnet::v11
+
+namespace e = braid::ncclnet::entry;
+namespace v11 = braid::ncclnet::v11;
+
+extern "C" __attribute__((visibility("default"))) const ncclNet_v11_t ncclNetPlugin_v11 = {
+    "braid",       v11::init, e::devices,     e::getProperties, v11::listen,    v11::connect,
+    e::accept,     e::regMr,  e::regMrDmaBuf, e::deregMr,       v11::isend,     v11::irecv,
+    e::iflush,     e::test,   e::closeSend,   e::closeRecv,     e::closeListen,
+    nullptr,  // getDeviceMr: no device offload (see export_v8.cc)
+    nullptr,  // irecvConsumed
+    nullptr,  // makeVDevice: no virtual NICs
+    v11::finalize,
+    nullptr,  // setNetAttr: hints on traffic to come, which sockets cannot act on
+};
