@@ -90,8 +90,8 @@ Status probePulls(bootstrap::Bootstrap& bootstrap, bool wanted, bool* all, std::
   BRAID_RETURN_IF_ERROR(bootstrap.allGather(verdicts.data(), sizeof(uint64_t)));
   *all = true;
   pids->assign(static_cast<size_t>(n), 0);
-  for (int r = 0; r < n; ++r) {
-    *all = *all && verdicts[static_cast<size_t>(r)] == 1 && probes[static_cast<size_t>(r)].wants == 1;
+  for (int r = 0; r < n; ++r) {  // a rank that declines pulls gave verdict 0
+    *all = *all && verdicts[static_cast<size_t>(r)] == 1;
     (*pids)[static_cast<size_t>(r)] = static_cast<pid_t>(probes[static_cast<size_t>(r)].pid);
   }
   return Status::ok();
