@@ -238,6 +238,16 @@ ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags,
 // NCCL flushes only receives into GPU memory, which this plugin never accepts
 // (regMr refuses it): host memory holds the data once test() said done, so
 // there is nothing to wait for, which a null request tells NCCL.
+ncclResult_t isendProfiled(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* /*phandle*/,
+                           void** request) {
+  return isend(sendComm, data, size, tag, mhandle, request);
+}
+
+ncclResult_t irecvProfiled(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                           void** /*phandles*/, void** request) {
+  return irecv(recvComm, n, data, sizes, tags, mhandles, request);
+}
+
 ncclResult_t iflush(void* recvComm, int, void**, int*, void**, void** request) {
   if (!recvComm || !request) return misuse("iflush", "null recvComm or request");
   *request = nullptr;

@@ -29,6 +29,12 @@ ncclResult_t deregMr(void* comm, void* mhandle);
 ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request);
 ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
                    void** request);
+// v10 on: the same with the handles of NCCL's profiler, which braid's plugin
+// records no events for.
+ncclResult_t isendProfiled(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                           void** request);
+ncclResult_t irecvProfiled(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                           void** phandles, void** request);
 ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request);
 ncclResult_t test(void* request, int* done, int* sizes);
 ncclResult_t closeSend(void* sendComm);

@@ -17,16 +17,6 @@ ncclResult_t connect(int dev, ncclNetCommConfig_v10_t* /*config*/, void* handle,
   return entry::connect(dev, handle, sendComm, sendDevComm);
 }
 
-ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* /*phandle*/,
-                   void** request) {
-  return entry::isend(sendComm, data, size, tag, mhandle, request);
-}
-
-ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
-                   void** /*phandles*/, void** request) {
-  return entry::irecv(recvComm, n, data, sizes, tags, mhandles, request);
-}
-
 }  // namespace
 }  // namespace braid::ncclnet::v10
 
@@ -44,8 +34,8 @@ extern "C" __attribute__((visibility("default"))) const ncclNet_v10_t ncclNetPlu
     e::regMr,
     e::regMrDmaBuf,
     e::deregMr,
-    v10::isend,
-    v10::irecv,
+    e::isendProfiled,
+    e::irecvProfiled,
     e::iflush,
     e::test,
     e::closeSend,

@@ -26,16 +26,6 @@ ncclResult_t connect(void* ctx, int dev, void* handle, void** sendComm,
   return entry::connect(dev, handle, sendComm, sendDevComm);
 }
 
-ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* /*phandle*/,
-                   void** request) {
-  return entry::isend(sendComm, data, size, tag, mhandle, request);
-}
-
-ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
-                   void** /*phandles*/, void** request) {
-  return entry::irecv(recvComm, n, data, sizes, tags, mhandles, request);
-}
-
 // Comms made under a context outlive it if NCCL closes them later: they are
 // the process's, as the context's connections are.
 ncclResult_t finalize(void* ctx) { return entry::closeContext(ctx); }
@@ -47,9 +37,26 @@ namespace e = braid::ncclnet::entry;
 namespace v11 = braid::ncclnet::v11;
 
 extern "C" __attribute__((visibility("default"))) const ncclNet_v11_t ncclNetPlugin_v11 = {
-    "braid",       v11::init, e::devices,     e::getProperties, v11::listen,    v11::connect,
-    e::accept,     e::regMr,  e::regMrDmaBuf, e::deregMr,       v11::isend,     v11::irecv,
-    e::iflush,     e::test,   e::closeSend,   e::closeRecv,     e::closeListen,
+    // One entry a line, in the order of NCCL's header.
+    // clang-format off
+    "braid",
+    v11::init,
+    e::devices,
+    e::getProperties,
+    v11::listen,
+    v11::connect,
+    e::accept,
+    e::regMr,
+    e::regMrDmaBuf,
+    e::deregMr,
+    e::isendProfiled,
+    e::irecvProfiled,
+    e::iflush,
+    e::test,
+    e::closeSend,
+    e::closeRecv,
+    e::closeListen,
+    // clang-format on
     nullptr,  // getDeviceMr: no device offload (see export_v8.cc)
     nullptr,  // irecvConsumed
     nullptr,  // makeVDevice: no virtual NICs
