@@ -39,7 +39,8 @@ Json build(const std::vector<std::string>& transports) {
   parts["cuda"] = kernels::deviceModule() != nullptr ? std::string("yes (libbraid-cuda.so, a device is present)")
                                                      : "no: " + kernels::deviceUnavailableReason();
 #ifdef BRAID_INFO_NCCL_NET_PLUGIN
-  parts["nccl net plugin"] = "yes (" BRAID_INFO_NCCL_NET_PLUGIN ", for NCCL_NET_PLUGIN=braid)";
+  parts["nccl net plugin"] =
+      "yes (" BRAID_INFO_NCCL_NET_PLUGIN ", for NCCL_NET_PLUGIN=braid; ncclNetPlugin_v8 to _v11)";
 #else
   parts["nccl net plugin"] = "not built";
 #endif
