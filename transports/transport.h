@@ -63,6 +63,9 @@ struct Capabilities {
   // secret is still never accepted, but its connect() may succeed and its
   // sends fail later instead.
   bool mutualAuthentication = true;
+  // The largest message isend / irecv take (0: any). The executor sends a
+  // larger transfer as several messages of this size and a last smaller one.
+  size_t maxMessageBytes = 0;
 };
 
 // An in-flight isend / irecv. Each transport derives its own request type from

@@ -42,6 +42,10 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
   const int64_t pull = env::getInt("BRAID_SHM_PULL_BYTES");
   if (pull < 0) return invalidArgument("BRAID_SHM_PULL_BYTES=" + std::to_string(pull) + " is negative");
   c.pullBytes = static_cast<size_t>(pull);
+  const int64_t maxMessage = env::getInt("BRAID_MAX_MESSAGE_BYTES");
+  if (maxMessage < 0)
+    return invalidArgument("BRAID_MAX_MESSAGE_BYTES=" + std::to_string(maxMessage) + " is negative");
+  c.maxMessageBytes = static_cast<size_t>(maxMessage);
   int64_t traceSize = env::getInt("BRAID_TRACE_BUFFER_SIZE");
   if (traceSize < 1 || traceSize > (1 << 20))
     return invalidArgument("BRAID_TRACE_BUFFER_SIZE=" + std::to_string(traceSize) + " is outside [1, 1048576]");
@@ -103,6 +107,7 @@ Status Communicator::connectPeers() {
   setup.timeoutMs = config_.timeoutMs;
   setup.forcedTransport = config_.transport;
   setup.network = config_.network;
+  setup.maxMessageBytes = config_.maxMessageBytes;
   setup.options.secret = bootstrap_->secret();
   setup.options.nSocks = config_.nSocks;
   setup.options.ifname = config_.socketIfname;

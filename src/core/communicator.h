@@ -67,6 +67,7 @@ struct CommConfig {
   int64_t streamBytes = 0;  // BRAID_SHM_STREAM_BYTES: outputs the slots write streaming (0: auto, <0: none)
   size_t pullBytes =
       65536;  // BRAID_SHM_PULL_BYTES: all-to-all blocks the slots pull from the peers (0: never)
+  size_t maxMessageBytes = 0;  // BRAID_MAX_MESSAGE_BYTES: transfers larger go as several messages (0: any)
   int heartbeatMs = 1000;      // BRAID_HEARTBEAT_MS (0: off)
   int heartbeatMisses = 10;    // BRAID_HEARTBEAT_MISSES
   FaultInjection faultInjection;  // BRAID_FAULT_INJECT (tests only)

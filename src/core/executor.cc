@@ -2,13 +2,14 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "algorithms/collective.h"
-#include "base/log.h"
 #include "algorithms/local_step.h"
+#include "base/log.h"
 #include "kernels/reduce.h"
 
 namespace braid::core {
@@ -102,6 +103,7 @@ Status Run::prepare() {
   st_.waitingOn.resize(n);
   for (size_t i = 0; i < n; ++i) st_.waitingOn[i] = s_.steps[i].depCount;
   st_.isReady.assign(n, 0);
+  st_.messagesLeft.assign(n, 0);
   st_.sendHead.assign(p_.sendBegin.begin(), p_.sendBegin.end() - 1);
   st_.recvHead.assign(p_.recvBegin.begin(), p_.recvBegin.end() - 1);
   st_.reduceInFlight.assign(peers, 0);
@@ -149,29 +151,33 @@ Status Run::issue(int peer, bool isRecv) {
   while (head < end && st_.isReady[queue[head]]) {
     const StepId id = queue[head];
     const Step& st = s_.steps[id];
-    InFlight f{id, nullptr, nullptr, 0};
-    Status status;
-    if (!isRecv) {
-      status = link.send->isend(address(st.src), st.src.bytes, wireTag(st.tagKind, link.sent), nullptr, &f.request);
-      link.sent++;
-    } else {
-      char* dst = address(st.dst);
-      if (st.kind == StepKind::kRecvReduce) {
-        if (st_.reduceInFlight[peer] >= kRecvReduceWindow) break;  // resumes when one lands
-        if (st_.freeStaging.empty()) st_.freeStaging.push_back(nextStagingSlot_++);
-        f.stagingSlot = st_.freeStaging.back();
-        st_.freeStaging.pop_back();
-        f.staging = ctx_.memory->staging(f.stagingSlot, st.dst.bytes);
-        dst = f.staging;
-        st_.reduceInFlight[peer]++;
-      }
-      status = link.recv->irecv(dst, st.dst.bytes, wireTag(st.tagKind, link.received), nullptr, &f.request);
-      link.received++;
+    InFlight f{id, nullptr, nullptr, 0, 0};
+    const size_t bytes = isRecv ? st.dst.bytes : st.src.bytes;
+    char* data = isRecv ? address(st.dst) : address(st.src);
+    if (st.kind == StepKind::kRecvReduce) {
+      if (st_.reduceInFlight[peer] >= kRecvReduceWindow) break;  // resumes when one lands
+      if (st_.freeStaging.empty()) st_.freeStaging.push_back(nextStagingSlot_++);
+      f.stagingSlot = st_.freeStaging.back();
+      st_.freeStaging.pop_back();
+      f.staging = ctx_.memory->staging(f.stagingSlot, bytes);
+      data = f.staging;
+      st_.reduceInFlight[peer]++;
     }
-    if (!status.isOk()) return failedStep(std::move(status), st, true);
+    // Both ends cut a step alike: the same bytes, the same link limit.
+    const size_t most = link.maxMessageBytes == 0 ? bytes : link.maxMessageBytes;
+    const size_t messages = bytes <= most ? 1 : (bytes + most - 1) / most;
+    st_.messagesLeft[id] = static_cast<uint32_t>(messages);
+    for (size_t m = 0; m < messages; ++m) {
+      f.bytes = std::min(most, bytes - m * most);
+      char* at = data + m * most;
+      Status status =
+          isRecv ? link.recv->irecv(at, f.bytes, wireTag(st.tagKind, link.received++), nullptr, &f.request)
+                 : link.send->isend(at, f.bytes, wireTag(st.tagKind, link.sent++), nullptr, &f.request);
+      if (!status.isOk()) return failedStep(std::move(status), st, true);
+      st_.inFlight.push_back(f);
+    }
     BRAID_TRACE("%s: step %u (%s %s rank %d) issued", ctx_.opName().c_str(), id, algo::stepKindName(st.kind),
                 isRecv ? "from" : "to", peer);
-    st_.inFlight.push_back(f);
     head++;
   }
   return Status::ok();
@@ -193,12 +199,13 @@ Status Run::pollInFlight(bool* progressed) {
     *progressed = true;
     inFlight[i] = inFlight.back();
     inFlight.pop_back();
-    if (st.kind != StepKind::kSend && moved != st.dst.bytes) {
+    if (st.kind != StepKind::kSend && moved != f.bytes) {
       ctx_.suspect = st.peer;
       return remoteError(ctx_.opName() + ": rank " + std::to_string(st.peer) + " sent " +
-                         std::to_string(moved) + " bytes where " + std::to_string(st.dst.bytes) +
+                         std::to_string(moved) + " bytes where " + std::to_string(f.bytes) +
                          " were expected (do all ranks pass the same count?)");
     }
+    if (--st_.messagesLeft[f.step] > 0) continue;  // the step's other messages are still on their way
     if (st.kind == StepKind::kRecvReduce) {
       kernels::reduce(address(st.dst), address(st.src), f.staging,
                       st.dst.bytes / dataTypeSize(st.dtype), st.dtype, st.op);
@@ -223,8 +230,10 @@ std::string Run::waitingFor() {
   };
   for (const InFlight& f : st_.inFlight) {
     const Step& st = s_.steps[f.step];
-    if (st.kind == StepKind::kSend) add(sends, st.peer, st.src.bytes);
-    else add(recvs, st.peer, st.dst.bytes);
+    if (st.kind == StepKind::kSend)
+      add(sends, st.peer, f.bytes);
+    else
+      add(recvs, st.peer, f.bytes);
   }
   if (ctx_.suspect < 0) ctx_.suspect = !recvs.empty() ? recvs[0].first : !sends.empty() ? sends[0].first : -1;
   std::string out;

@@ -33,12 +33,14 @@ struct BufferBinding {
   size_t bytes = 0;
 };
 
-// A request the executor has issued and not yet seen finish.
+// A request the executor has issued and not yet seen finish: one message of
+// a step (a step larger than its link's maxMessageBytes goes as several).
 struct InFlight {
   algo::StepId step;
   transport::Request* request;
-  char* staging;  // recv-reduce only
+  char* staging;  // recv-reduce only: the whole step's
   size_t stagingSlot;
+  size_t bytes;  // this message's
 };
 
 // The state of one run that changes as it goes, by step and by peer. Kept in
@@ -46,6 +48,7 @@ struct InFlight {
 struct RunState {
   std::vector<uint32_t> waitingOn;           // unfinished dependencies per step
   std::vector<uint8_t> isReady;              // dependencies done (and a local step run)
+  std::vector<uint32_t> messagesLeft;        // per comm step: its messages not yet finished
   std::vector<uint32_t> sendHead, recvHead;  // per peer: next comm step of its queue to issue
   std::vector<uint32_t> reduceInFlight;      // per peer: recv-reduces holding a staging slot
   std::vector<InFlight> inFlight;

@@ -94,8 +94,15 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
     if (p != me && !present(p, slotFor[p]))
       return invalidArgument("rank " + std::to_string(p) + " offers no " + kCandidates[slotFor[p]] +
                              " endpoint: BRAID_TRANSPORT and BRAID_NET must be the same on every rank");
-  for (int p = 0; p < s.nranks; ++p)
-    if (p != me) out->peers[p].transport = made[slotFor[p]].get();
+  for (int p = 0; p < s.nranks; ++p) {
+    if (p == me) continue;
+    PeerLink& link = out->peers[p];
+    link.transport = made[slotFor[p]].get();
+    const size_t own = link.transport->capabilities().maxMessageBytes;
+    link.maxMessageBytes = own == 0                 ? s.maxMessageBytes
+                           : s.maxMessageBytes == 0 ? own
+                                                    : std::min(own, s.maxMessageBytes);
+  }
 
   Deadline deadline(s.timeoutMs);
   int connected = 0, accepted = 0;

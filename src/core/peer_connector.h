@@ -26,6 +26,7 @@ struct PeerSetup {
   int timeoutMs = 300000;
   std::string forcedTransport;  // "" = choose per pair
   std::string network;          // between hosts: "" (tcp) or a transport's name
+  size_t maxMessageBytes = 0;   // BRAID_MAX_MESSAGE_BYTES (0: each transport's own limit)
   transport::Options options;   // secret, sockets, interface, ...
   const std::atomic<bool>* aborted = nullptr;
 };

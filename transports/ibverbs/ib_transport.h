@@ -14,6 +14,7 @@
 
 #include "transports/ibverbs/ib_devices.h"
 #include "transports/ibverbs/ib_setup.h"
+#include "transports/ibverbs/ib_wire.h"
 #include "transports/net/socket.h"
 #include "transports/transport.h"
 
@@ -24,7 +25,11 @@ class IbTransport final : public transport::Transport {
   static Status create(const transport::Options& options, std::unique_ptr<transport::Transport>* out);
 
   const char* name() const override { return "ibverbs"; }
-  transport::Capabilities capabilities() const override { return {}; }
+  transport::Capabilities capabilities() const override {
+    transport::Capabilities c;
+    c.maxMessageBytes = kMaxMessageBytes;  // the immediate carries the size
+    return c;
+  }
   int deviceCount() const override { return static_cast<int>(ports_.size()); }
   Status deviceProperties(int dev, transport::DeviceProperties* props) const override;
   Status listen(int dev, transport::Handle* handle,

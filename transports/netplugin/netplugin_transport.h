@@ -31,6 +31,9 @@ class NetPluginTransport final : public transport::Transport {
   transport::Capabilities capabilities() const override {
     transport::Capabilities c;
     c.mutualAuthentication = false;  // connector_proof.h
+    // What NCCL assumes of any plugin that does not say (v8's), and what
+    // braid's says: test() reports sizes as int, and some plugins take less.
+    c.maxMessageBytes = NCCL_NET_DEFAULT_MAX_P2P_BYTES;
     return c;
   }
   int deviceCount() const override { return static_cast<int>(devices_.size()); }
