@@ -46,7 +46,7 @@ const std::vector<Variable>& all() {
       {"BRAID_MAX_MESSAGE_BYTES", "0",
        "The largest message braid hands a transport; larger transfers go as several (e.g. for an NCCL net "
        "plugin that takes less than 1 GiB). 0: each transport's own limit (ibverbs 4 GiB - 1, netplugin 1 "
-       "GiB, others none). Must be the same on every rank."},
+       "GiB, others none); else at least 4096. Must be the same on every rank."},
       {"BRAID_NET_PLUGIN_VERSION", "0",
        "Which of the plugin's tables the netplugin transport uses: 8 to 11 for ncclNetPlugin_v8 to _v11. 0: "
        "the newest it exports, as NCCL takes it."},

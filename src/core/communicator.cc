@@ -43,8 +43,10 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
   if (pull < 0) return invalidArgument("BRAID_SHM_PULL_BYTES=" + std::to_string(pull) + " is negative");
   c.pullBytes = static_cast<size_t>(pull);
   const int64_t maxMessage = env::getInt("BRAID_MAX_MESSAGE_BYTES");
-  if (maxMessage < 0)
-    return invalidArgument("BRAID_MAX_MESSAGE_BYTES=" + std::to_string(maxMessage) + " is negative");
+  // At least a page: a step goes out as all its messages at once.
+  if (maxMessage < 0 || (maxMessage > 0 && maxMessage < 4096))
+    return invalidArgument("BRAID_MAX_MESSAGE_BYTES=" + std::to_string(maxMessage) +
+                           " is neither 0 nor at least 4096");
   c.maxMessageBytes = static_cast<size_t>(maxMessage);
   int64_t traceSize = env::getInt("BRAID_TRACE_BUFFER_SIZE");
   if (traceSize < 1 || traceSize > (1 << 20))

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "checks.h"
 #include "data.h"
@@ -149,6 +150,28 @@ TEST(BadInputInit, FromEnvWithoutLauncher) {
     braidResult_t r = braidCommInitFromEnv(&comm, &cfg);
     EXPECT_NE(r, braidSuccess) << "no rank, size or address in the environment";
     EXPECT_GT(strlen(braidGetLastError(nullptr)), 0u);
+  });
+}
+
+// Settings out of range fail init with InvalidArgument naming the variable.
+TEST(BadInputInit, BadSettingsFailInitNamingTheVariable) {
+  RunOptions o;
+  o.nranks = 1;
+  o.init = false;
+  runRanks(o, [](RankContext& ctx) {
+    const std::pair<const char*, const char*> bad[] = {{"BRAID_SHM_SLOT_BYTES", "-1"},
+                                                       {"BRAID_SHM_SLOT_BYTES", "1048577"},
+                                                       {"BRAID_SHM_PULL_BYTES", "-1"},
+                                                       {"BRAID_MAX_MESSAGE_BYTES", "-1"},
+                                                       {"BRAID_MAX_MESSAGE_BYTES", "4095"}};
+    for (const auto& [name, value] : bad) {
+      setenv(name, value, 1);
+      braidComm_t comm = nullptr;
+      EXPECT_EQ(braidCommInitRank(&comm, 1, ctx.id, 0), braidInvalidArgument) << name << "=" << value;
+      EXPECT_NE(std::string(braidGetLastError(nullptr)).find(name), std::string::npos)
+          << braidGetLastError(nullptr);
+      unsetenv(name);
+    }
   });
 }
 

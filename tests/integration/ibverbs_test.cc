@@ -50,12 +50,12 @@ TEST_P(IbVerbs, Big) {
 
 // Transfers over BRAID_MAX_MESSAGE_BYTES go as several messages, cut alike at
 // both ends (shm too, between the pretend hosts' own ranks). The transport's
-// own limit (4 GiB - 1) would take buffers a test cannot spare; 1000 bytes
-// cuts every 4099-element case into pieces, the last one short.
-TEST_P(IbVerbs, SmallInMessagesOf1000Bytes) {
+// own limit (4 GiB - 1) would take buffers a test cannot spare; 4 KiB cuts
+// every 4099-element case into pieces, the last one short.
+TEST_P(IbVerbs, SmallInMessagesOf4KiB) {
   MatrixOptions m;
   m.bigCount = 0;
-  run(m, "1000");
+  run(m, "4096");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, IbVerbs, ::testing::Values(TransportShape{3, 0}, TransportShape{4, 2}),

@@ -34,12 +34,12 @@ TEST_P(NetPlugin, Big) {
 
 // Transfers over BRAID_MAX_MESSAGE_BYTES go as several messages (the
 // plugin's own 1 GiB would take buffers a test cannot spare).
-TEST_P(NetPlugin, SmallInMessagesOf1000Bytes) {
+TEST_P(NetPlugin, SmallInMessagesOf4KiB) {
   MatrixOptions m;
   m.bigCount = 0;
   runMatrixOver("netplugin", GetParam(), m, [] {
     usePlugin();
-    setenv("BRAID_MAX_MESSAGE_BYTES", "1000", 1);
+    setenv("BRAID_MAX_MESSAGE_BYTES", "4096", 1);
   });
 }
 

@@ -288,23 +288,5 @@ TEST(Slots, SmallCollectivesInAGroupAreComputed) {
   });
 }
 
-TEST(Slots, BadSlotSettingsFailInitNamingTheVariable) {
-  RunOptions o;
-  o.nranks = 1;
-  o.init = false;
-  runRanks(o, [](RankContext& ctx) {
-    const std::pair<const char*, const char*> bad[] = {
-        {"BRAID_SHM_SLOT_BYTES", "-1"}, {"BRAID_SHM_SLOT_BYTES", "1048577"}, {"BRAID_SHM_PULL_BYTES", "-1"}};
-    for (const auto& [name, value] : bad) {
-      setenv(name, value, 1);
-      braidComm_t comm = nullptr;
-      EXPECT_EQ(braidCommInitRank(&comm, 1, ctx.id, 0), braidInvalidArgument) << name << "=" << value;
-      EXPECT_NE(std::string(braidGetLastError(nullptr)).find(name), std::string::npos)
-          << braidGetLastError(nullptr);
-      unsetenv(name);
-    }
-  });
-}
-
 }  // namespace
 }  // namespace braid::itest
