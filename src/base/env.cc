@@ -44,9 +44,9 @@ const std::vector<Variable>& all() {
        "The NCCL net plugin the netplugin transport loads: a path, or N for libnccl-net-N.so on the library "
        "path (as NCCL_NET_PLUGIN), e.g. braid or aws-ofi-nccl's. Its own variables steer it."},
       {"BRAID_MAX_MESSAGE_BYTES", "0",
-       "The largest message braid hands a transport; larger transfers go as several (e.g. for an NCCL net "
-       "plugin that takes less than 1 GiB). 0: each transport's own limit (ibverbs 4 GiB - 1, netplugin 1 "
-       "GiB, others none); else at least 4096. Must be the same on every rank."},
+       "The largest message braid hands a transport; larger transfers go as several. 0: each transport's "
+       "own limit (ibverbs 4 GiB - 1, netplugin the plugin's maxP2pBytes up to 1 GiB, others none); else at "
+       "least 4096. A pair of ranks cuts at the smaller of its two ends' limits."},
       {"BRAID_NET_PLUGIN_VERSION", "0",
        "Which of the plugin's tables the netplugin transport uses: 8 to 11 for ncclNetPlugin_v8 to _v11. 0: "
        "the newest it exports, as NCCL takes it."},

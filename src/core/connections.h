@@ -21,9 +21,10 @@ struct PeerLink {
   // messages, so (collective kind, counter) is a tag the receiver can verify.
   uint32_t sent = 0;
   uint32_t received = 0;
-  // The largest message to hand this link's transport (0: any): the smaller
-  // of its own limit and BRAID_MAX_MESSAGE_BYTES. Both ends of a pair use one
-  // transport, so they cut a transfer into the same messages.
+  // The largest message to hand this link's transport (0: any): the smallest
+  // of the transport's limit and BRAID_MAX_MESSAGE_BYTES at this end and at
+  // the peer's (exchanged at init), so both ends cut a transfer into the
+  // same messages.
   size_t maxMessageBytes = 0;
 };
 

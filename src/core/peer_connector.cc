@@ -22,6 +22,9 @@ int slotOf(const std::string& name) {
   return -1;
 }
 
+// The tighter of two message limits, where 0 is none.
+uint64_t smallestLimit(uint64_t a, uint64_t b) { return a == 0 ? b : b == 0 ? a : std::min(a, b); }
+
 bool registered(const std::string& name) {
   auto names = transport::registeredTransports();
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -56,10 +59,17 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
   // Create and listen on each transport this rank might use.
   std::vector<std::unique_ptr<transport::Transport>> made(kNumCandidates);
   std::vector<std::unique_ptr<transport::ListenComm>> listeners(kNumCandidates);
-  std::vector<uint8_t> table(static_cast<size_t>(s.nranks) * kNumCandidates * transport::kHandleBytes, 0);
-  auto handleAt = [&](int rank, int slot) {
-    return table.data() + (static_cast<size_t>(rank) * kNumCandidates + slot) * transport::kHandleBytes;
+  // Every rank's row of the exchanged table: its endpoint on each transport
+  // (all zeros where it has none) and its message limit there (the
+  // transport's or BRAID_MAX_MESSAGE_BYTES, the smaller). Limits may differ
+  // between ranks (a plugin's per-device maxP2pBytes, the variable set on
+  // one host only); a pair cuts at the smaller of its two.
+  struct Row {
+    uint8_t handles[kNumCandidates][transport::kHandleBytes];
+    uint64_t maxMessageBytes[kNumCandidates];
   };
+  std::vector<Row> table(static_cast<size_t>(s.nranks), Row{});
+  auto handleAt = [&](int rank, int slot) { return table[rank].handles[slot]; };
   for (int slot = 0; slot < kNumCandidates; ++slot) {
     const bool isShm = slot == slotOf("shm");
     const bool needed =
@@ -76,9 +86,11 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
     transport::Handle h;
     BRAID_RETURN_IF_ERROR(made[slot]->listen(0, &h, &listeners[slot]));
     std::copy(h.bytes.begin(), h.bytes.end(), handleAt(me, slot));
+    table[me].maxMessageBytes[slot] =
+        smallestLimit(made[slot]->capabilities().maxMessageBytes, s.maxMessageBytes);
   }
   if (s.nranks == 1) return Status::ok();
-  BRAID_RETURN_IF_ERROR(bs.allGather(table.data(), kNumCandidates * transport::kHandleBytes));
+  BRAID_RETURN_IF_ERROR(bs.allGather(table.data(), sizeof(Row)));
 
   auto present = [&](int rank, int slot) {
     const uint8_t* h = handleAt(rank, slot);
@@ -98,10 +110,8 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
     if (p == me) continue;
     PeerLink& link = out->peers[p];
     link.transport = made[slotFor[p]].get();
-    const size_t own = link.transport->capabilities().maxMessageBytes;
-    link.maxMessageBytes = own == 0                 ? s.maxMessageBytes
-                           : s.maxMessageBytes == 0 ? own
-                                                    : std::min(own, s.maxMessageBytes);
+    const int slot = slotFor[p];
+    link.maxMessageBytes = smallestLimit(table[me].maxMessageBytes[slot], table[p].maxMessageBytes[slot]);
   }
 
   Deadline deadline(s.timeoutMs);

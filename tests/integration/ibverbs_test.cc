@@ -23,7 +23,7 @@ class IbVerbs : public ::testing::TestWithParam<TransportShape> {
   void run(const MatrixOptions& m, const char* maxMessageBytes = nullptr) {
     static std::atomic<int> runs{0};
     const std::string fabric = "/braid-fake-verbs-" + std::to_string(getpid()) + "-" + std::to_string(runs++);
-    runMatrixOver("ibverbs", GetParam(), m, [&] {
+    runMatrixOver("ibverbs", GetParam(), m, [&](int) {
       setenv("BRAID_IB_LIBRARY", BRAID_FAKE_VERBS_PATH, 1);
       setenv("BRAID_FAKE_VERBS_FABRIC", fabric.c_str(), 1);
       setenv("BRAID_SOCKET_IFNAME", "lo", 1);

@@ -5,13 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 #include "transport_matrix.h"
 
 namespace braid::itest {
 namespace {
 
-void usePlugin() {
+void usePlugin(int /*rank*/) {
   setenv("BRAID_NET_PLUGIN", BRAID_NCCL_NET_PLUGIN_PATH, 1);
   setenv("BRAID_SOCKET_IFNAME", "lo", 1);
 }
@@ -37,9 +38,28 @@ TEST_P(NetPlugin, Big) {
 TEST_P(NetPlugin, SmallInMessagesOf4KiB) {
   MatrixOptions m;
   m.bigCount = 0;
-  runMatrixOver("netplugin", GetParam(), m, [] {
-    usePlugin();
+  runMatrixOver("netplugin", GetParam(), m, [](int rank) {
+    usePlugin(rank);
     setenv("BRAID_MAX_MESSAGE_BYTES", "4096", 1);
+  });
+}
+
+// Through a plugin that describes its devices as other vendors' do
+// (libbraid_reshaped_netplugin.so, braid's plugin underneath):
+// - each rank's device takes a different largest message (4096 + 1000 x
+//   rank bytes, so pieces end mid-element), and the plugin fails any message
+//   over its own: each pair must cut at the smaller of its two ends' limits,
+//   exchanged at init;
+// - its first device takes GPU memory only, so braid's device 0 is the
+//   plugin's device 1, the number the plugin must be handed.
+TEST_P(NetPlugin, SmallThroughAPluginWithOtherLimitsAndDevices) {
+  MatrixOptions m;
+  m.bigCount = 0;
+  runMatrixOver("netplugin", GetParam(), m, [](int rank) {
+    usePlugin(rank);
+    setenv("BRAID_NET_PLUGIN", BRAID_RESHAPED_NETPLUGIN_PATH, 1);
+    setenv("BRAID_TEST_PLUGIN_MAX_P2P_BYTES", std::to_string(4096 + 1000 * rank).c_str(), 1);
+    setenv("BRAID_TEST_PLUGIN_GPU_DEVICE_FIRST", "1", 1);
   });
 }
 
@@ -48,8 +68,8 @@ TEST_P(NetPlugin, SmallInMessagesOf4KiB) {
 TEST(NetPluginOldestTable, Small) {
   MatrixOptions m;
   m.bigCount = 0;
-  runMatrixOver("netplugin", TransportShape{3, 0}, m, [] {
-    usePlugin();
+  runMatrixOver("netplugin", TransportShape{3, 0}, m, [](int rank) {
+    usePlugin(rank);
     setenv("BRAID_NET_PLUGIN_VERSION", "8", 1);
   });
 }

@@ -10,14 +10,14 @@
 namespace braid::itest {
 
 void runMatrixOver(const std::string& transport, const TransportShape& shape, const MatrixOptions& m,
-                   const std::function<void()>& prepare) {
+                   const std::function<void(int rank)>& prepare) {
   RunOptions o;
   o.nranks = shape.ranks;
   o.init = false;
   o.sharedBytes = 64;
   o.limitSeconds = 150;
   runRanks(o, [&](RankContext& ctx) {
-    if (prepare) prepare();
+    if (prepare) prepare(ctx.rank);
     if (shape.hosts == 0) {
       setenv("BRAID_TRANSPORT", transport.c_str(), 1);
     } else {

@@ -16,9 +16,9 @@ struct TransportShape {
   int hosts;  // 0: every pair on the transport; else rank r on pretend host r % hosts
 };
 
-// `prepare` runs first in every rank (e.g. to set the transport's own variables).
+// `prepare(rank)` runs first in every rank (e.g. to set the transport's own variables).
 void runMatrixOver(const std::string& transport, const TransportShape& shape, const MatrixOptions& m,
-                   const std::function<void()>& prepare = {});
+                   const std::function<void(int rank)>& prepare = {});
 // "N3_all_<transport>" or "N4_2hosts".
 std::string shapeName(const std::string& transport, const TransportShape& shape);
 

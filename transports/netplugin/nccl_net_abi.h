@@ -49,6 +49,8 @@ typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, 
 // MAX_COLLNET_SIZE in its sources): braid's plugin says the same in v9 on.
 #define NCCL_NET_DEFAULT_MAX_P2P_BYTES (1024L * 1024 * 1024)
 #define NCCL_NET_DEFAULT_MAX_COLL_BYTES (512L * 1024 * 1024)
+// The largest maxP2pBytes / maxCollBytes NCCL accepts from a v9+ plugin.
+#define NCCL_MAX_NET_SIZE_BYTES (1024L * 1024 * 1024 * 1024)
 #define NCCL_NET_TRAFFIC_CLASS_UNDEF -1
 
 typedef enum { NCCL_NET_DEVICE_HOST = 0, NCCL_NET_DEVICE_UNPACK = 1 } ncclNetDeviceType;

@@ -29,17 +29,27 @@ Status NetPluginTransport::create(const transport::Options& options,
   BRAID_RETURN_IF_ERROR(PluginLibrary::open(spec, &lib));
   int ndev = 0;
   BRAID_RETURN_IF_ERROR(statusOf(lib->net().devices(&ndev), "devices"));
-  std::vector<transport::DeviceProperties> devices;
+  std::vector<Device> devices;
   for (int dev = 0; dev < ndev; ++dev) {
     ncclNetProperties_v11_t p{};
     BRAID_RETURN_IF_ERROR(statusOf(lib->net().getProperties(dev, &p), "getProperties"));
-    transport::DeviceProperties d;
-    d.name = p.name ? p.name : "?";
-    d.address = lib->describe();
-    d.speedMbps = p.speed;
-    d.latencyUs = p.latency;
-    d.maxComms = p.maxComms;
     if (!(p.ptrSupport & NCCL_PTR_HOST)) continue;  // braid hands it host memory
+    // NCCL refuses a plugin whose device reports a limit outside this range.
+    // NCCL refuses a plugin whose device reports a limit over 1 TiB (or 0);
+    // braid also one under a page, as it does BRAID_MAX_MESSAGE_BYTES: a step
+    // posts all its messages at once.
+    if (p.maxP2pBytes < 4096 || p.maxP2pBytes > NCCL_MAX_NET_SIZE_BYTES)
+      return notSupported("netplugin: " + lib->describe() + " device " + std::to_string(dev) +
+                          " reports maxP2pBytes " + std::to_string(p.maxP2pBytes) +
+                          ", outside what braid takes (4 KiB to 1 TiB)");
+    Device d;
+    d.pluginDev = dev;
+    d.props.name = p.name ? p.name : "?";
+    d.props.address = lib->describe();
+    d.props.speedMbps = p.speed;
+    d.props.latencyUs = p.latency;
+    d.props.maxComms = p.maxComms;
+    d.maxMessageBytes = std::min<size_t>(p.maxP2pBytes, NCCL_NET_DEFAULT_MAX_P2P_BYTES);
     devices.push_back(std::move(d));
   }
   if (devices.empty())
@@ -61,7 +71,7 @@ Status NetPluginTransport::checkDevice(int dev) const {
 
 Status NetPluginTransport::deviceProperties(int dev, transport::DeviceProperties* props) const {
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
-  *props = devices_[dev];
+  *props = devices_[dev].props;
   return Status::ok();
 }
 
@@ -70,7 +80,8 @@ Status NetPluginTransport::listen(int dev, transport::Handle* handle,
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
   *handle = transport::Handle{};
   void* listen = nullptr;
-  BRAID_RETURN_IF_ERROR(statusOf(lib_->net().listen(dev, handle->bytes.data(), &listen), "listen"));
+  BRAID_RETURN_IF_ERROR(
+      statusOf(lib_->net().listen(devices_[dev].pluginDev, handle->bytes.data(), &listen), "listen"));
   *listenComm = std::make_unique<NetPluginListenComm>(lib_, listen, *handle, options_);
   return Status::ok();
 }
@@ -86,7 +97,8 @@ Status NetPluginTransport::step(PendingConnect& c, bool* finished) {
   const NetApi& net = lib_->net();
   *finished = false;
   if (!c.comm) {
-    BRAID_RETURN_IF_ERROR(statusOf(net.connect(c.dev, c.handle.bytes.data(), &c.comm), "connect"));
+    BRAID_RETURN_IF_ERROR(
+        statusOf(net.connect(devices_[c.dev].pluginDev, c.handle.bytes.data(), &c.comm), "connect"));
     if (!c.comm) return Status::ok();
     BRAID_RETURN_IF_ERROR(makeProof(options_.secret, c.handle, c.connectorId, c.proof));
     BRAID_RETURN_IF_ERROR(
@@ -125,7 +137,8 @@ Status NetPluginTransport::connect(int dev, const transport::Handle& handle, uin
   Status st = step(**it, &finished);
   if (st.isOk() && !finished) return Status::ok();
   if (st.isOk()) {
-    *sendComm = std::make_unique<NetPluginSendComm>(lib_, (*it)->comm, "listener on " + devices_[dev].name);
+    *sendComm =
+        std::make_unique<NetPluginSendComm>(lib_, (*it)->comm, "listener on " + devices_[dev].props.name);
     (*it)->comm = nullptr;
   } else {
     abandon(**it);

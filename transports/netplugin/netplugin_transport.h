@@ -1,4 +1,4 @@
-// NetPluginTransport: braid over any NCCL net plugin (ncclNetPlugin_v8),
+// NetPluginTransport: braid over any NCCL net plugin (ncclNetPlugin_v8 to _v11),
 // registered as "netplugin" and chosen with BRAID_NET=netplugin; which plugin
 // is BRAID_NET_PLUGIN's (e.g. aws-ofi-nccl's libnccl-net.so for EFA, or braid's
 // own). So braid reaches every fabric that has an NCCL plugin.
@@ -31,9 +31,8 @@ class NetPluginTransport final : public transport::Transport {
   transport::Capabilities capabilities() const override {
     transport::Capabilities c;
     c.mutualAuthentication = false;  // connector_proof.h
-    // What NCCL assumes of any plugin that does not say (v8's), and what
-    // braid's says: test() reports sizes as int, and some plugins take less.
-    c.maxMessageBytes = NCCL_NET_DEFAULT_MAX_P2P_BYTES;
+    // Device 0's: the one braid's communicators connect over.
+    c.maxMessageBytes = devices_[0].maxMessageBytes;
     return c;
   }
   int deviceCount() const override { return static_cast<int>(devices_.size()); }
@@ -61,8 +60,16 @@ class NetPluginTransport final : public transport::Transport {
     void* request = nullptr;
     uint8_t proof[kProofBytes] = {};
   };
-  NetPluginTransport(const transport::Options& options, const PluginLibrary* lib,
-                     std::vector<transport::DeviceProperties> devices)
+  // A plugin device braid can use (one that takes host memory). braid numbers
+  // them densely; the plugin's own number may be higher.
+  struct Device {
+    int pluginDev;
+    transport::DeviceProperties props;
+    // The plugin's maxP2pBytes (v9 on; v8's: NCCL's 1 GiB default), and
+    // never over 1 GiB: test() reports sizes as int.
+    size_t maxMessageBytes;
+  };
+  NetPluginTransport(const transport::Options& options, const PluginLibrary* lib, std::vector<Device> devices)
       : options_(options), lib_(lib), devices_(std::move(devices)) {}
   Status checkDevice(int dev) const;
   Status step(PendingConnect& c, bool* finished);
@@ -70,7 +77,7 @@ class NetPluginTransport final : public transport::Transport {
 
   transport::Options options_;
   const PluginLibrary* lib_;
-  std::vector<transport::DeviceProperties> devices_;
+  std::vector<Device> devices_;  // never empty
   std::vector<std::unique_ptr<PendingConnect>> connects_;
 };
 

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "tcp_test_util.h"
 #include "transports/netplugin/connector_proof.h"
@@ -246,6 +248,58 @@ TEST(NetApi, PluginLibraryTakesTheVersionFromTheEnvironment) {
   unsetenv("BRAID_NET_PLUGIN_VERSION");
   ASSERT_TRUE(PluginLibrary::open(dir + "/./././." + file, &lib).isOk());
   EXPECT_EQ(lib->net().version(), 11);
+}
+
+// Through libbraid_reshaped_netplugin.so (braid's plugin with a GPU-only
+// device first and another maxP2pBytes); each case names the library by
+// another path, so the plugin is initialised afresh with its variables.
+class ReshapedPlugin : public ::testing::Test {
+ protected:
+  Status create(const char* maxP2pBytes, std::unique_ptr<transport::Transport>* out) {
+    const std::string path = BRAID_RESHAPED_NETPLUGIN_PATH;
+    std::string spelled = path.substr(0, path.rfind('/'));
+    for (int i = 0; i <= opened_; ++i) spelled += "/.";
+    ++opened_;
+    setenv("BRAID_NET_PLUGIN", spelled.append(path.substr(path.rfind('/'))).c_str(), 1);
+    setenv("BRAID_SOCKET_IFNAME", "lo", 1);
+    setenv("BRAID_TEST_PLUGIN_MAX_P2P_BYTES", maxP2pBytes, 1);
+    setenv("BRAID_TEST_PLUGIN_GPU_DEVICE_FIRST", "1", 1);
+    return transport::createTransport("netplugin", tcpOptions(1, 1), out);
+  }
+  static int opened_;
+};
+int ReshapedPlugin::opened_ = 0;
+
+TEST_F(ReshapedPlugin, TheLimitIsTheDevicesAndItsNumberThePlugins) {
+  std::unique_ptr<transport::Transport> t;
+  Status st = create("5000", &t);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(t->capabilities().maxMessageBytes, 5000u);
+  transport::DeviceProperties props;
+  ASSERT_TRUE(t->deviceProperties(0, &props).isOk());
+  EXPECT_NE(props.name, "gpu-only");
+  // The plugin refuses to listen on its device 0, the GPU-only one.
+  Handle h;
+  std::unique_ptr<transport::ListenComm> listen;
+  st = t->listen(0, &h, &listen);
+  EXPECT_TRUE(st.isOk()) << st.message();
+}
+
+TEST_F(ReshapedPlugin, ALimitOver1GiBIsCutTo1GiB) {
+  std::unique_ptr<transport::Transport> t;
+  Status st = create("4294967296", &t);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(t->capabilities().maxMessageBytes, size_t{1} << 30);
+}
+
+TEST_F(ReshapedPlugin, ALimitUnderAPageOrOver1TiBIsRefusedNamingIt) {
+  for (const char* bad : {"4095", "1", "1099511627777"}) {
+    std::unique_ptr<transport::Transport> t;
+    Status st = create(bad, &t);
+    EXPECT_EQ(st.code(), Code::kNotSupported) << bad;
+    EXPECT_NE(st.message().find(std::string("maxP2pBytes ") + bad), std::string::npos) << st.message();
+    EXPECT_EQ(t, nullptr);
+  }
 }
 
 }  // namespace
