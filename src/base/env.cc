@@ -71,9 +71,14 @@ const std::vector<Variable>& all() {
        "Bytes of each shm connection's ring (power of two, 65536..268435456); small messages, and large ones "
        "when cross-memory attach is off, stream through it."},
       {"BRAID_SHM_CMA_THRESHOLD", "32768",
-       "Messages of at least this many bytes are pulled single-copy by the receiver with process_vm_readv "
-       "(cross-memory attach); 0 turns it off. Falls back to the ring per connection when the kernel refuses "
-       "(EPERM)."},
+       "Messages of at least this many bytes move single-copy with cross-memory attach: pulled by the "
+       "receiver (process_vm_readv), or pushed by a sender with fewer copies ahead than its receiver "
+       "(process_vm_writev; a gather's root's peers); 0 turns it off. Falls back to the ring per connection "
+       "when the kernel refuses (EPERM)."},
+      {"BRAID_SHM_PUSH", "1",
+       "1: a sender with fewer large copies ahead than its receiver pushes into the receive the receiver "
+       "offered (a gather's peers into the root's output, in parallel); 0: receivers pull every large "
+       "message."},
       {"BRAID_SHM_SLOT_BYTES", "262144",
        "When every rank of a communicator is on one host, collectives run on a shared area of two slots "
        "of this many bytes per rank instead of through the transports: whole when a rank's input fits a "

@@ -145,6 +145,7 @@ void shmSeeds(std::vector<Seed>* out) {
   hello.nonce = 0x0123456789abcdef, hello.connectorId = 3, hello.ringBytes = 1 << 20, hello.mac = 0x42;
   shm::Reply reply;
   reply.nonce = hello.nonce, reply.flags = shm::kFlagCma, reply.mac = 0x43;
+  reply.probeAddr = 0x7ffc12345678, reply.probeValue = 0x5eed;
   // Control: bits 0-2 descriptors passed, bit 3 a Reply is expected.
   out->push_back({"shm_setup", "hello", cat({2}, bytesOf(hello))});
   out->push_back({"shm_setup", "reply", cat({8 | 1}, bytesOf(reply))});

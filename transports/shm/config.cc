@@ -36,13 +36,15 @@ Status ShmConfig::validate() const {
 Status ShmConfig::fromEnv(ShmConfig* out) {
   ShmConfig c;
   int64_t ring = static_cast<int64_t>(c.ringBytes), threshold = static_cast<int64_t>(c.cmaThreshold);
-  int64_t spin = c.spinUs;
+  int64_t spin = c.spinUs, push = c.push ? 1 : 0;
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SHM_RING_BYTES", 64 << 10, int64_t{256} << 20, &ring));
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SHM_CMA_THRESHOLD", 0, INT64_MAX, &threshold));
   BRAID_RETURN_IF_ERROR(readInt("BRAID_SHM_SPIN_US", 0, 1000000, &spin));
+  BRAID_RETURN_IF_ERROR(readInt("BRAID_SHM_PUSH", 0, 1, &push));
   c.ringBytes = static_cast<size_t>(ring);
   c.cmaThreshold = static_cast<size_t>(threshold);
   c.spinUs = static_cast<int>(spin);
+  c.push = push != 0;
   BRAID_RETURN_IF_ERROR(c.validate());
   *out = c;
   return Status::ok();

@@ -27,12 +27,18 @@ struct ShmConfig {
   // through the ring in cache (a threshold of 8 KiB: 16 KiB messages 9.4
   // against 6.5-6.9 us).
   size_t cmaThreshold = size_t{32} << 10;
+  // Whether this end, sending, may push a CMA message into the receive its
+  // peer offered (process_vm_writev) when it has fewer copies ahead than the
+  // peer (ShmSendComm::tryPush): a gather's peers push into the root's output
+  // in parallel instead of waiting for the root to pull each block. Used
+  // where the connector's probe of the acceptor passes too.
+  bool push = true;
   // How long wait() spins on the rings before it sleeps on the futex.
   int spinUs = 20;
 
   bool cma() const { return cmaThreshold > 0; }
 
-  // BRAID_SHM_RING_BYTES, BRAID_SHM_CMA_THRESHOLD, BRAID_SHM_SPIN_US;
+  // BRAID_SHM_RING_BYTES, BRAID_SHM_CMA_THRESHOLD, BRAID_SHM_SPIN_US, BRAID_SHM_PUSH;
   // an unset variable keeps the default above, a malformed one is InvalidArgument.
   static Status fromEnv(ShmConfig* out);
   Status validate() const;

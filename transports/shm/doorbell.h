@@ -22,6 +22,14 @@ namespace braid::shm {
 struct alignas(64) DoorbellPage {
   std::atomic<uint32_t> bell{0};
   std::atomic<uint32_t> waiters{0};
+  // The copies this process may make, over all its connections: CMA sends
+  // not yet copied, and receives that could take a CMA message not yet
+  // done. A sender deciding whether to push reads its own and the
+  // receiver's (ShmSendComm::tryPush): the end with fewer copies ahead makes
+  // this one. A line of their own: they change per large message, the bell
+  // per wait.
+  alignas(64) std::atomic<int32_t> pendingSends{0};
+  std::atomic<int32_t> pendingRecvs{0};
 };
 constexpr size_t kDoorbellBytes = 4096;
 static_assert(std::atomic<uint32_t>::is_always_lock_free);

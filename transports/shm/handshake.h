@@ -5,8 +5,11 @@
 // random 128-bit name (no file anywhere; the kernel removes it with the last
 // descriptor). The connector connects and sends one Hello carrying, as
 // SCM_RIGHTS, the ring segment it created and its transport's doorbell; the
-// acceptor checks the MAC before it maps anything, probes cross-memory attach,
-// and answers with a Reply carrying its own doorbell. Both messages are MACs
+// acceptor checks the MAC before it maps anything, probes cross-memory attach
+// (can it read the connector?), and answers with a Reply carrying its own
+// doorbell and a probe word of its own, which the connector reads in turn to
+// learn whether it may push into the acceptor (cross-memory access is granted
+// per direction: a non-dumpable process can read its peer but not be read). Both messages are MACs
 // under the communicator's secret over the listener's name and a fresh nonce,
 // so each side proves the secret to the other; a stranger is dropped and logged.
 // Peer pids come from SO_PEERCRED (the kernel's word, not the peer's).
@@ -56,7 +59,7 @@ constexpr uint16_t kFlagCma = 1;  // Hello: connector allows CMA; Reply: the con
 
 struct Hello {
   uint32_t magic = 0x48534252;  // "RBSH"
-  uint16_t version = 1;
+  uint16_t version = 2;
   uint16_t flags = 0;
   uint64_t nonce = 0;
   uint64_t connectorId = 0;
@@ -67,9 +70,11 @@ struct Hello {
 };
 struct Reply {
   uint32_t magic = 0x52534252;  // "RBSR"
-  uint16_t version = 1;
+  uint16_t version = 2;
   uint16_t flags = 0;
-  uint64_t nonce = 0;  // the Hello's
+  uint64_t nonce = 0;       // the Hello's
+  uint64_t probeAddr = 0;   // a word in the acceptor the connector reads to test pushes
+  uint64_t probeValue = 0;  // what it must find there
   uint64_t mac = 0;
 };
 uint64_t helloMac(const transport::Secret& secret, const ListenerName& name, const Hello& h);

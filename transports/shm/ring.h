@@ -7,8 +7,12 @@
 // with a 64-byte FrameHeader (so a header never wraps); an inline frame's
 // payload follows, padded to 64 bytes, and may be written and read in pieces
 // (messages larger than the ring stream through it). A CMA frame is the header
-// alone: it describes (address, size) in the sender's memory, which the
-// receiver pulls with process_vm_readv, then acknowledges by advancing cmaDone.
+// alone: it describes (address, size) in the sender's memory. One copy moves
+// the message, made by the end that claims it first (cmaClaimed): the
+// receiver pulls it with process_vm_readv, or a sender with fewer copies
+// ahead than the receiver (a gather's root's peers) pushes it with
+// process_vm_writev into the receive the receiver offered (offer*). The
+// copier then advances cmaDone.
 //
 // head / tail count bytes since the start (never wrap in practice: 2^64), the
 // producer publishes head with release after writing, the consumer tail after
@@ -31,6 +35,7 @@ constexpr uint32_t kRingMagic = 0x52534252;   // "RBSR"
 constexpr uint32_t kFrameMagic = 0x46534252;  // "RBSF"
 constexpr size_t kLine = 64;
 constexpr size_t kControlBytes = 4096;
+constexpr uint32_t kRingVersion = 2;
 
 enum class EndState : uint32_t { kOpen = 0, kClosed = 1, kFailed = 2 };
 
@@ -44,8 +49,19 @@ struct RingControl {
   std::atomic<uint32_t> senderState;  // EndState
   // Consumer's line.
   alignas(kLine) std::atomic<uint64_t> tail;
-  std::atomic<uint64_t> cmaDone;  // CMA frames pulled so far
+  std::atomic<uint64_t> cmaDone;  // CMA frames copied so far (by either end)
   std::atomic<uint32_t> receiverState;
+  // The receiver's next receive large enough for a CMA frame, offered for the
+  // sender to push into: a seqlock (offerSeq is 0 while it is rewritten or
+  // when nothing is offered, else the receive's message number + 1).
+  alignas(kLine) std::atomic<uint64_t> offerSeq;
+  std::atomic<uint64_t> offerCmaIndex;  // the CMA ordinal the message has if it is one
+  std::atomic<uint64_t> offerAddress;
+  std::atomic<uint64_t> offerCapacity;
+  std::atomic<uint32_t> offerTag;
+  // CMA frame k is claimed by the end that moves this from k to k + 1; the
+  // loser leaves the copy to the winner and waits for cmaDone.
+  alignas(kLine) std::atomic<uint64_t> cmaClaimed;
 };
 static_assert(sizeof(RingControl) <= kControlBytes);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);

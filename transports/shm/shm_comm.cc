@@ -11,11 +11,15 @@ ShmComm::ShmComm(CommParts parts, bool sender, std::shared_ptr<WaitSet> waitSet)
       ctl_(static_cast<RingControl*>(ring_.get())),
       ringBytes_(ring_.size() - kControlBytes),
       peerBell_(static_cast<DoorbellPage*>(bellMap_.get())),
+      local_(std::move(parts.local)),
+      ownBell_(local_->page()),
       peer_(parts.peerPid),
       cma_(parts.cma),
+      push_(parts.push),
       cmaThreshold_(parts.cmaThreshold),
       myState_(sender ? &ctl_->senderState : &ctl_->receiverState),
       peerState_(sender ? &ctl_->receiverState : &ctl_->senderState),
+      pendingCopies_(sender ? &ownBell_->pendingSends : &ownBell_->pendingRecvs),
       waitSet_(std::move(waitSet)) {
   data_.base = static_cast<uint8_t*>(ring_.get()) + kControlBytes;
   data_.mask = ringBytes_ - 1;
@@ -23,6 +27,7 @@ ShmComm::ShmComm(CommParts parts, bool sender, std::shared_ptr<WaitSet> waitSet)
 }
 
 ShmComm::~ShmComm() {
+  pendingCopies_->fetch_sub(counted_, std::memory_order_relaxed);
   waitSet_->remove(this);
   uint32_t open = static_cast<uint32_t>(EndState::kOpen);
   myState_->compare_exchange_strong(open, static_cast<uint32_t>(EndState::kClosed), std::memory_order_seq_cst);
@@ -50,7 +55,15 @@ void ShmComm::retireCompleted() {
   if (!inflightHead_) inflightTail_ = nullptr;
 }
 
+void ShmComm::count(ShmRequest* r) {
+  r->counted = true;
+  ++counted_;
+  pendingCopies_->fetch_add(1, std::memory_order_relaxed);
+}
+
 Status ShmComm::fail(Status st) {
+  pendingCopies_->fetch_sub(counted_, std::memory_order_relaxed);
+  counted_ = 0;  // the requests are dropped below; their marks go with them
   if (failed_.isOk()) {
     failed_ = st;
     myState_->store(static_cast<uint32_t>(EndState::kFailed), std::memory_order_seq_cst);

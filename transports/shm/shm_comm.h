@@ -21,6 +21,7 @@
 #include "base/deadline.h"
 #include "base/status.h"
 #include "transports/shm/doorbell.h"
+#include "transports/shm/local_end.h"
 #include "transports/shm/peer.h"
 #include "transports/shm/ring.h"
 #include "transports/shm/segment.h"
@@ -35,8 +36,12 @@ struct CommParts {
   Mapping ring;      // kControlBytes + ringBytes
   Mapping peerBell;  // the peer transport's DoorbellPage
   pid_t peerPid = 0;
-  bool cma = false;  // large messages go through process_vm_readv
+  bool cma = false;   // large messages go by cross-memory attach
+  bool push = false;  // sender: and it may push them (process_vm_writev)
   size_t cmaThreshold = 0;
+  // This transport's end (its doorbell page holds the process's copy
+  // counts): shared, as a comm may outlive the transport.
+  std::shared_ptr<LocalEnd> local;
 };
 
 class ShmComm : public DataEndpoint {
@@ -50,6 +55,8 @@ class ShmComm : public DataEndpoint {
   Status test(ShmRequest* req, bool* done, size_t* size);
   bool pending() const override { return inflightHead_ != nullptr; }
   bool usesCma() const { return cma_; }
+  // This process's copies ahead in this end's direction (sends or receives).
+  int32_t processPendingCopies() const { return pendingCopies_->load(std::memory_order_relaxed); }
   pid_t peerPid() const { return peer_.pid(); }
 
  protected:
@@ -59,6 +66,14 @@ class ShmComm : public DataEndpoint {
   virtual bool peerEndGone() const = 0;
 
   ShmRequest* newRequest(uint32_t tag, void* data, size_t capacity);
+  // Counts r in this process's pending copies (DoorbellPage) until uncount(r).
+  void count(ShmRequest* r);
+  void uncount(ShmRequest* r) {
+    if (!r->counted) return;
+    r->counted = false;
+    --counted_;
+    pendingCopies_->fetch_sub(1, std::memory_order_relaxed);
+  }
   void retireCompleted();
   Status fail(Status st);
   Status checkPeer();
@@ -71,8 +86,11 @@ class ShmComm : public DataEndpoint {
   RingData data_;
   uint64_t ringBytes_;
   DoorbellPage* peerBell_;
+  std::shared_ptr<LocalEnd> local_;
+  DoorbellPage* ownBell_;
   PeerProcess peer_;
   bool cma_;
+  bool push_;
   size_t cmaThreshold_;
   std::atomic<uint32_t>* myState_;
   const std::atomic<uint32_t>* peerState_;
@@ -84,6 +102,8 @@ class ShmComm : public DataEndpoint {
   uint64_t nextCmaIndex_ = 0;
 
  private:
+  std::atomic<int32_t>* pendingCopies_;  // ownBell_'s count for this end's direction
+  int32_t counted_ = 0;                  // what this comm added to it
   RequestPool pool_;
   std::shared_ptr<WaitSet> waitSet_;
   Clock::time_point lastLivenessCheck_{};
@@ -98,6 +118,8 @@ class ShmSendComm final : public transport::SendComm, public ShmComm {
   ShmSendComm(CommParts parts, std::shared_ptr<WaitSet> waitSet) : ShmComm(std::move(parts), true, std::move(waitSet)) {}
   Status isend(const void* data, size_t size, uint32_t tag, void* mhandle, transport::Request** req) override;
   bool mayProgress() const override;
+  bool pushes() const { return push_; }
+  uint64_t pushed() const { return pushed_; }  // CMA messages this end copied
 
  private:
   Status progress(bool* moved) override;
@@ -107,24 +129,43 @@ class ShmSendComm final : public transport::SendComm, public ShmComm {
   bool writeFrames(uint64_t payloadBudget = UINT64_MAX);
   uint64_t freeBytes(uint64_t need);
   void publish();
+  // Pushes the oldest CMA message not yet copied when the receiver offers
+  // the receive it goes to and this end wins the claim; *moved if it did.
+  Status tryPush(bool* moved);
   uint64_t head_ = 0, tailCache_ = 0, published_ = 0;
   uint64_t cmaSeen_ = 0;  // the receiver's cmaDone as last read
+  uint64_t awaitedOffer_ = 0;  // the offerSeq that would let tryPush go on (0: none)
+  uint64_t pushed_ = 0;
 };
 
 class ShmRecvComm final : public transport::RecvComm, public ShmComm {
  public:
   ShmRecvComm(CommParts parts, std::shared_ptr<WaitSet> waitSet) : ShmComm(std::move(parts), false, std::move(waitSet)) {}
+  // The caller frees its receive buffers next: waits for a push into one of
+  // them that the sender has claimed, and keeps any other from starting.
+  ~ShmRecvComm() override;
   Status irecv(void* data, size_t capacity, uint32_t tag, void* mhandle, transport::Request** req) override;
   bool mayProgress() const override;
+  uint64_t pulled() const { return pulled_; }  // CMA messages this end copied
 
  private:
   Status progress(bool* moved) override;
   bool peerEndGone() const override;
   Status acceptHeader(ShmRequest* r, const FrameHeader& h);
+  // Claims the copy of the CMA message whose header was just read: pulls it
+  // and acknowledges, or leaves it to the sender that claimed it first.
+  Status claimOrLeave(ShmRequest* r, const FrameHeader& h, bool* pulledIt);
   Status pull(ShmRequest* r, uint64_t address);
+  // Offers the cursor's receive for a push while its header has not come
+  // and it could take a CMA message; withdraws the offer otherwise.
+  void refreshOffer();
+  void withdrawOffer();
   uint64_t available();
   void publish();
   uint64_t tail_ = 0, headCache_ = 0, published_ = 0;
+  bool offered_ = false;
+  uint32_t offeredSeq_ = 0;
+  uint64_t pulled_ = 0;
 };
 
 }  // namespace braid::shm

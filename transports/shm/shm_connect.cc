@@ -1,8 +1,10 @@
 #include "transports/shm/shm_connect.h"
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 
+#include "base/cross_memory.h"
 #include "base/log.h"
 #include "transports/net/auth.h"
 
@@ -50,7 +52,7 @@ Status PendingConnect::sendHello() {
   BRAID_RETURN_IF_ERROR(createSegment(kControlBytes + ringBytes, &ringFd, &ring_));
   RingControl* ctl = new (ring_.get()) RingControl{};
   ctl->magic = kRingMagic;
-  ctl->version = 1;
+  ctl->version = kRingVersion;
   ctl->dataBytes = ringBytes;
   uint64_t probe = 0;
   BRAID_RETURN_IF_ERROR(net::randomBytes(&nonce_, sizeof(nonce_)));
@@ -66,6 +68,15 @@ Status PendingConnect::sendHello() {
   hello.mac = helloMac(local_->options.secret, info_.name, hello);
   int fds[2] = {ringFd.get(), local_->bellFd.get()};
   return sendWithFds(sock_.get(), &hello, sizeof(hello), fds, 2).prefix("shm: hello to " + listener());
+}
+
+bool PendingConnect::probePush(const Reply& reply) const {
+  int err = 0;
+  if (probeCrossMemory(peerPid_, reinterpret_cast<const void*>(reply.probeAddr), reply.probeValue, &err))
+    return true;
+  BRAID_INFO("shm: %s may not be written by cross-memory attach (%s); it pulls every large message itself",
+             listener().c_str(), err ? std::strerror(err) : "probe value mismatch");
+  return false;
 }
 
 Status PendingConnect::readReply(std::unique_ptr<ShmSendComm>* out) {
@@ -89,6 +100,8 @@ Status PendingConnect::readReply(std::unique_ptr<ShmSendComm>* out) {
   parts.peerPid = peerPid_;
   parts.cma = (reply.flags & kFlagCma) != 0;
   parts.cmaThreshold = local_->config.cmaThreshold;
+  parts.push = parts.cma && local_->config.push && probePush(reply);
+  parts.local = local_;
   *out = std::make_unique<ShmSendComm>(std::move(parts), local_->waitSet);
   return Status::ok();
 }

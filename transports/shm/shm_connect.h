@@ -38,6 +38,8 @@ class PendingConnect final : public SetupEndpoint {
   Status tryConnect();
   Status sendHello();
   Status readReply(std::unique_ptr<ShmSendComm>* out);
+  // Whether this process may write into the acceptor's (the Reply's probe).
+  bool probePush(const Reply& reply) const;
   std::string listener() const;
 
   int dev_;

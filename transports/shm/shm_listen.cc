@@ -60,15 +60,18 @@ Status ShmListenComm::answer(Pending& p, const Hello& hello, std::vector<net::Fd
   CommParts parts;
   BRAID_RETURN_IF_ERROR(mapSegment(fds[0].get(), kControlBytes + ringBytes, &parts.ring));
   const RingControl* ctl = static_cast<const RingControl*>(parts.ring.get());
-  if (ctl->magic != kRingMagic || ctl->version != 1 || ctl->dataBytes != ringBytes)
+  if (ctl->magic != kRingMagic || ctl->version != kRingVersion || ctl->dataBytes != ringBytes)
     return remoteError("the ring segment is not initialised");
   BRAID_RETURN_IF_ERROR(mapSegment(fds[1].get(), kDoorbellBytes, &parts.peerBell));
   parts.peerPid = p.pid;
   parts.cma = probeCma(p.pid, hello);
   parts.cmaThreshold = local_->config.cmaThreshold;
+  parts.local = local_;
   Reply reply;
   reply.flags = parts.cma ? kFlagCma : 0;
   reply.nonce = hello.nonce;
+  reply.probeAddr = reinterpret_cast<uintptr_t>(&processProbeWord());
+  reply.probeValue = processProbeWord();
   reply.mac = replyMac(local_->options.secret, name_, reply);
   int bell = local_->bellFd.get();
   BRAID_RETURN_IF_ERROR(sendWithFds(p.fd.get(), &reply, sizeof(reply), &bell, 1));

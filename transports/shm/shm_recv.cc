@@ -1,13 +1,48 @@
 // ShmRecvComm: reads frames in message order straight into the caller's
 // buffers: inline payloads piece by piece out of the ring, CMA messages in one
-// process_vm_readv from the sender's buffer, then acknowledged.
+// process_vm_readv from the sender's buffer, then acknowledged, unless the
+// sender claimed the copy first and pushes it into the receive offered here.
+#include <sched.h>
+
 #include <algorithm>
 #include <cerrno>
 
 #include "base/cross_memory.h"
+#include "base/log.h"
 #include "transports/shm/shm_comm.h"
 
 namespace braid::shm {
+namespace {
+
+// How long closing waits for a push the sender claimed to land: a copy of at
+// most a few GB, unless the sender is stopped.
+constexpr int kPushDrainMs = 10000;
+
+}  // namespace
+
+ShmRecvComm::~ShmRecvComm() {
+  if (!cma_) return;
+  withdrawOffer();  // no sender starts a push from it now; one that read it still needs the claim
+  // Claims the next frame, so that nothing more is pushed here. Where that
+  // fails, the sender claimed it (a frame this end claimed is counted in
+  // nextCmaIndex_ already, even when its pull failed): its push may be under
+  // way.
+  uint64_t claim = nextCmaIndex_;
+  if (ctl_->cmaClaimed.compare_exchange_strong(claim, claim + 1, std::memory_order_acq_rel)) return;
+  const uint64_t landed = nextCmaIndex_ + 1;
+  Deadline deadline(kPushDrainMs);
+  while (ctl_->cmaDone.load(std::memory_order_acquire) < landed) {
+    if (ctl_->senderState.load(std::memory_order_acquire) != 0 || peer_.exited()) return;
+    if (deadline.expired()) {
+      BRAID_WARN(
+          "shm: %s claimed a push into a receive of this closing connection and has not finished it in "
+          "%d ms; its buffer may still be written",
+          peerName().c_str(), kPushDrainMs);
+      return;
+    }
+    sched_yield();
+  }
+}
 
 Status ShmRecvComm::irecv(void* data, size_t capacity, uint32_t tag, void* mhandle, transport::Request** req) {
   (void)mhandle;
@@ -15,8 +50,36 @@ Status ShmRecvComm::irecv(void* data, size_t capacity, uint32_t tag, void* mhand
   if (!failed_.isOk()) return failed_;
   if (capacity > 0 && data == nullptr)
     return invalidArgument("shm irecv: null buffer with capacity " + std::to_string(capacity));
-  *req = static_cast<transport::Request*>(newRequest(tag, data, capacity));
+  ShmRequest* r = newRequest(tag, data, capacity);
+  *req = static_cast<transport::Request*>(r);
+  if (cma_ && capacity >= cmaThreshold_) count(r);
+  if (cursor_ == r) refreshOffer();
   return Status::ok();
+}
+
+void ShmRecvComm::refreshOffer() {
+  ShmRequest* r = cursor_;
+  if (!r || r->headerDone || !cma_ || r->capacity < cmaThreshold_) {
+    withdrawOffer();
+    return;
+  }
+  if (offered_ && offeredSeq_ == r->seq) return;
+  // A seqlock write: the sender reads the fields between two equal offerSeq.
+  ctl_->offerSeq.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  ctl_->offerCmaIndex.store(nextCmaIndex_, std::memory_order_relaxed);
+  ctl_->offerAddress.store(reinterpret_cast<uintptr_t>(r->data), std::memory_order_relaxed);
+  ctl_->offerCapacity.store(r->capacity, std::memory_order_relaxed);
+  ctl_->offerTag.store(r->tag, std::memory_order_relaxed);
+  ctl_->offerSeq.store(uint64_t{r->seq} + 1, std::memory_order_release);
+  offered_ = true;
+  offeredSeq_ = r->seq;
+}
+
+void ShmRecvComm::withdrawOffer() {
+  if (!offered_) return;
+  ctl_->offerSeq.store(0, std::memory_order_release);
+  offered_ = false;
 }
 
 uint64_t ShmRecvComm::available() {
@@ -65,9 +128,27 @@ Status ShmRecvComm::pull(ShmRequest* r, uint64_t address) {
   return Status::ok();
 }
 
+Status ShmRecvComm::claimOrLeave(ShmRequest* r, const FrameHeader& h, bool* pulledIt) {
+  *pulledIt = false;
+  uint64_t claim = nextCmaIndex_;
+  if (!ctl_->cmaClaimed.compare_exchange_strong(claim, claim + 1, std::memory_order_acq_rel)) {
+    if (claim != nextCmaIndex_ + 1)
+      return remoteError("shm: the copy claims of " + peerName() + " are out of step (frame " +
+                         std::to_string(nextCmaIndex_) + ", claimed up to " + std::to_string(claim) + ")");
+    r->peerCopies = true;  // the sender pushes it
+    return Status::ok();
+  }
+  ++nextCmaIndex_;  // first: a failed pull must not leave the claim looking like the sender's
+  BRAID_RETURN_IF_ERROR(pull(r, h.address));
+  ctl_->cmaDone.store(nextCmaIndex_, std::memory_order_release);
+  ++pulled_;
+  *pulledIt = true;
+  return Status::ok();
+}
+
 Status ShmRecvComm::progress(bool* moved) {
   uint64_t start = tail_;
-  bool acked = false;
+  bool acked = false, landed = false;
   while (ShmRequest* r = cursor_) {
     if (!r->headerDone) {
       if (available() < kLine) break;
@@ -76,13 +157,25 @@ Status ShmRecvComm::progress(bool* moved) {
       BRAID_RETURN_IF_ERROR(acceptHeader(r, h));
       tail_ += kLine;
       if (r->cma) {
-        BRAID_RETURN_IF_ERROR(pull(r, h.address));
-        ctl_->cmaDone.store(++nextCmaIndex_, std::memory_order_release);
-        acked = true;
-        r->finished = true;
-        cursor_ = r->next;
-        continue;
+        bool pulledIt = false;
+        BRAID_RETURN_IF_ERROR(claimOrLeave(r, h, &pulledIt));
+        if (pulledIt) {
+          acked = true;
+          r->finished = true;
+          uncount(r);
+          cursor_ = r->next;
+          continue;
+        }
       }
+    }
+    if (r->peerCopies) {  // done when the sender says it landed
+      if (ctl_->cmaDone.load(std::memory_order_acquire) <= nextCmaIndex_) break;
+      ++nextCmaIndex_;
+      landed = true;
+      r->finished = true;
+      uncount(r);
+      cursor_ = r->next;
+      continue;
     }
     uint64_t want = padded(r->total) - r->moved;
     while (want > 0) {
@@ -95,10 +188,12 @@ Status ShmRecvComm::progress(bool* moved) {
     }
     if (want > 0) break;
     r->finished = true;
+    uncount(r);
     cursor_ = r->next;
   }
+  refreshOffer();
   if (tail_ != published_ || acked) publish();
-  *moved = tail_ != start || acked;
+  *moved = tail_ != start || acked || landed;
   return Status::ok();
 }
 
@@ -109,6 +204,7 @@ bool ShmRecvComm::peerEndGone() const {
 
 bool ShmRecvComm::mayProgress() const {
   if (!cursor_) return false;
+  if (cursor_->peerCopies && ctl_->cmaDone.load(std::memory_order_relaxed) > nextCmaIndex_) return true;
   return ctl_->head.load(std::memory_order_relaxed) != tail_ || ctl_->senderState.load(std::memory_order_relaxed) != 0;
 }
 

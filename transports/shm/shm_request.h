@@ -21,8 +21,10 @@ struct ShmRequest : transport::Request {
   uint8_t* data = nullptr;
   size_t capacity = 0;      // send: size; recv: the posted capacity
   uint64_t total = 0;       // bytes of the message (recv: known once its header arrived)
-  bool cma = false;         // moved by process_vm_readv, not through the ring
+  bool cma = false;         // moved by cross-memory attach, not through the ring
   uint64_t cmaIndex = 0;
+  bool peerCopies = false;  // recv, CMA: the sender claimed the copy (it pushes)
+  bool counted = false;     // in the process's pending copies (ShmComm::count)
   bool headerDone = false;  // its frame header is written / read
   uint64_t moved = 0;       // ring bytes of its payload moved (up to the padded size)
   bool finished = false;    // all bytes moved (send over CMA: the receiver acknowledged)

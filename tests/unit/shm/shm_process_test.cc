@@ -2,13 +2,13 @@
 // cross-memory attach and over the forced ring fallback, and peers that die.
 // Each child has an outer time limit (alarm) and reports through its exit code.
 #include <gtest/gtest.h>
-
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 
@@ -250,6 +250,66 @@ TEST(ShmCmaRefused, FallsBackToTheRingPerConnection) {
     st = finish(*sender, req);
     ASSERT_TRUE(st.isOk()) << st.message();
   }
+  EXPECT_EQ(waitChild(child), 0);
+}
+
+// Access is granted per direction: a receiver running as root may read a
+// sender running as another user, which may not write into it. The sender's
+// probe of the receiver fails at setup, so it never pushes and the receiver
+// pulls every large message, even those it posted long before they came.
+TEST(ShmPushRefused, TheReceiverPullsEverything) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to run the sender as another user";
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::vector<size_t> sizes = testSizes();
+  auto receiver = makeShm();
+  Handle handle;
+  std::unique_ptr<ListenComm> listener;
+  ASSERT_TRUE(receiver->listen(0, &handle, &listener).isOk());
+  pid_t child = forkChild([&] {
+    close(fds[1]);
+    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) return 4;  // nobody
+    auto sender = makeShm();
+    std::unique_ptr<SendComm> comm;
+    Status st = connectTo(*sender, handle, &comm);
+    if (!st.isOk()) return fail("connect", st);
+    auto* shmComm = dynamic_cast<shm::ShmSendComm*>(comm.get());
+    if (!shmComm->usesCma()) return 5;
+    if (shmComm->pushes()) return 6;
+    char go = 0;
+    if (read(fds[0], &go, 1) != 1) return 3;  // every receive is up
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      std::vector<uint8_t> out = pattern(sizes[i], static_cast<uint32_t>(i));
+      Request* req = nullptr;
+      st = comm->isend(out.data(), out.size(), 1, nullptr, &req);
+      if (st.isOk()) st = finish(*sender, req);
+      if (!st.isOk()) return fail("send", st);
+    }
+    return shmComm->pushed() == 0 ? 0 : 7;
+  });
+  ASSERT_GT(child, 0);
+  close(fds[0]);
+  std::unique_ptr<RecvComm> comm;
+  Status st = acceptFrom(*receiver, *listener, &comm);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  auto* shmComm = dynamic_cast<shm::ShmRecvComm*>(comm.get());
+  EXPECT_TRUE(shmComm->usesCma());
+  std::vector<std::vector<uint8_t>> in(sizes.size());
+  std::vector<Request*> reqs(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    in[i].assign(sizes[i], 0);
+    ASSERT_TRUE(comm->irecv(in[i].data(), in[i].size(), 1, nullptr, &reqs[i]).isOk());
+  }
+  ASSERT_EQ(write(fds[1], "g", 1), 1);
+  close(fds[1]);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    st = finish(*receiver, reqs[i]);
+    ASSERT_TRUE(st.isOk()) << "message " << i << ": " << st.message();
+    EXPECT_EQ(in[i], pattern(sizes[i], static_cast<uint32_t>(i))) << "message " << i;
+  }
+  const size_t large =
+      std::count_if(sizes.begin(), sizes.end(), [](size_t s) { return s >= shmConfig().cmaThreshold; });
+  EXPECT_EQ(shmComm->pulled(), large);
   EXPECT_EQ(waitChild(child), 0);
 }
 

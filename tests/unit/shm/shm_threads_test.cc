@@ -3,10 +3,12 @@
 // other side's progress.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ctime>
 #include <thread>
 
 #include "shm_test_util.h"
+#include "transports/shm/shm_comm.h"
 
 namespace braid::transport {
 namespace {
@@ -69,6 +71,14 @@ TEST_P(ShmThreads, StreamOfMixedSizes) {
   }
   sender.join();
   EXPECT_TRUE(sendStatus.isOk()) << sendStatus.message();
+  // Both ends race for every large message; each was copied once, by one of them.
+  if (GetParam()) {
+    const size_t large =
+        std::count_if(sizes.begin(), sizes.end(), [](size_t s) { return s >= shmConfig().cmaThreshold; });
+    EXPECT_EQ(dynamic_cast<shm::ShmSendComm*>(send_.get())->pushed() +
+                  dynamic_cast<shm::ShmRecvComm*>(recv_.get())->pulled(),
+              large);
+  }
 }
 
 TEST_P(ShmThreads, WaitWakesOnArrival) {

@@ -2,6 +2,7 @@
 // thread as the executor drives its transport.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "shm_test_util.h"
@@ -53,6 +54,14 @@ TEST(ShmTransport, ReadsItsEnvironment) {
   ASSERT_TRUE(shm::ShmConfig::fromEnv(&c).isOk());
   EXPECT_FALSE(c.cma()) << "0 turns it off";
   unsetenv("BRAID_SHM_CMA_THRESHOLD");
+  ASSERT_TRUE(shm::ShmConfig::fromEnv(&c).isOk());
+  EXPECT_TRUE(c.push) << "pushes are on by default";
+  setenv("BRAID_SHM_PUSH", "0", 1);
+  ASSERT_TRUE(shm::ShmConfig::fromEnv(&c).isOk());
+  EXPECT_FALSE(c.push);
+  setenv("BRAID_SHM_PUSH", "2", 1);
+  EXPECT_EQ(shm::ShmConfig::fromEnv(&c).code(), Code::kInvalidArgument);
+  unsetenv("BRAID_SHM_PUSH");
 }
 
 TEST(ShmTransport, RejectsForeignHandles) {
@@ -247,6 +256,157 @@ TEST_P(ShmPair, NullBufferIsInvalidArgument) {
   EXPECT_EQ(send_->isend(nullptr, 4, 1, nullptr, &req).code(), Code::kInvalidArgument);
   EXPECT_EQ(recv_->irecv(nullptr, 4, 1, nullptr, &req).code(), Code::kInvalidArgument);
   EXPECT_EQ(req, nullptr);
+}
+
+// Who copies a CMA message: the end with fewer copies ahead (counted per
+// process), and between equals the receiver. One thread plays both ends here,
+// so the order of its tests decides when each end looks.
+TEST_P(ShmPair, TheEndWithFewerCopiesAheadCopiesAndBetweenEqualsTheReceiver) {
+  if (!GetParam().cma) GTEST_SKIP() << "ring only: nothing is copied across";
+  auto* send = dynamic_cast<shm::ShmSendComm*>(send_.get());
+  auto* recv = dynamic_cast<shm::ShmRecvComm*>(recv_.get());
+  ASSERT_TRUE(send->pushes()) << "this process may write into itself";
+  const size_t size = (size_t{1} << 20) + 3;
+  std::vector<uint8_t> out = pattern(size, 4), out2 = pattern(size, 5), in(size + 64, 0xee), in2(size);
+  auto check = [&](const char* what) {
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin())) << what;
+    EXPECT_EQ(in[size], 0xee) << what << ": wrote past the message";
+    std::fill(in.begin(), in.end(), 0xee);
+  };
+
+  // The receiver has two receives ahead, the sender one send: the sender,
+  // tested alone, pushes into the first, and is done with no test of it.
+  Pending r1 = postRecv(in.data(), size, 11), r2 = postRecv(in2.data(), size, 12),
+          s1 = postSend(out.data(), size, 11);
+  Deadline deadline(5000);
+  while (!s1.done && !deadline.expired()) ASSERT_TRUE(sender_->test(s1.req, &s1.done, &s1.size).isOk());
+  EXPECT_TRUE(s1.done) << "the sender did not push into the offered receive";
+  EXPECT_EQ(send->pushed(), 1u);
+  // One send against the one receive left: equals, so the sender waits for
+  // the receiver to pull, however long.
+  Pending s2 = postSend(out2.data(), size, 12);
+  Deadline wait(50);
+  while (!wait.expired()) ASSERT_TRUE(sender_->test(s2.req, &s2.done, &s2.size).isOk());
+  EXPECT_FALSE(s2.done) << "the sender pushed to a receiver with no more copies ahead than itself";
+  std::vector<Pending> rest = {r1, r2, s2};
+  drive(rest);
+  for (const Pending& p : rest) ASSERT_TRUE(p.status.isOk()) << p.status.message();
+  EXPECT_EQ(rest[0].size, size);
+  EXPECT_EQ(in2, out2);
+  EXPECT_EQ(send->pushed(), 1u);
+  EXPECT_EQ(recv->pulled(), 1u);
+  check("pushed");
+
+  // The send is up before its receive: the receiver, once its receive is up,
+  // pulls.
+  Pending s = postSend(out.data(), size, 13);
+  ASSERT_TRUE(sender_->test(s.req, &s.done, &s.size).isOk());
+  EXPECT_FALSE(s.done);
+  Pending r = postRecv(in.data(), size, 13);
+  ASSERT_TRUE(receiver_->test(r.req, &r.done, &r.size).isOk());
+  EXPECT_TRUE(r.done) << "the receiver did not pull";
+  rest = {s};
+  drive(rest);
+  ASSERT_TRUE(rest[0].status.isOk()) << rest[0].status.message();
+  EXPECT_EQ(send->pushed(), 1u);
+  EXPECT_EQ(recv->pulled(), 2u);
+  check("pulled");
+  EXPECT_EQ(send->processPendingCopies(), 0);
+  EXPECT_EQ(recv->processPendingCopies(), 0);
+}
+
+// A sender with more copies ahead than its receiver (a scatter's root) leaves
+// them all to the receiver, however long it waits; and every copy counted
+// ahead is counted off once done.
+TEST_P(ShmPair, ASenderWithMoreCopiesAheadThanItsReceiverLeavesThemToIt) {
+  if (!GetParam().cma) GTEST_SKIP() << "ring only: nothing is copied across";
+  auto* send = dynamic_cast<shm::ShmSendComm*>(send_.get());
+  auto* recv = dynamic_cast<shm::ShmRecvComm*>(recv_.get());
+  const size_t size = size_t{1} << 20;
+  std::vector<uint8_t> out1 = pattern(size, 1), out2 = pattern(size, 2), in1(size), in2(size);
+  Pending r1 = postRecv(in1.data(), size, 21), s1 = postSend(out1.data(), size, 21),
+          s2 = postSend(out2.data(), size, 22);
+  EXPECT_EQ(send->processPendingCopies(), 2);
+  EXPECT_EQ(recv->processPendingCopies(), 1);
+  Deadline deadline(100);  // far past any wait for a pull
+  while (!deadline.expired()) ASSERT_TRUE(sender_->test(s1.req, &s1.done, &s1.size).isOk());
+  EXPECT_FALSE(s1.done) << "the sender pushed with more copies ahead than its receiver";
+  std::vector<Pending> reqs = {r1, postRecv(in2.data(), size, 22), s1, s2};
+  drive(reqs);
+  for (const Pending& p : reqs) ASSERT_TRUE(p.status.isOk()) << p.status.message();
+  EXPECT_EQ(in1, out1);
+  EXPECT_EQ(in2, out2);
+  EXPECT_EQ(send->pushed(), 0u);
+  EXPECT_EQ(recv->pulled(), 2u);
+  EXPECT_EQ(send->processPendingCopies(), 0);
+  EXPECT_EQ(recv->processPendingCopies(), 0);
+}
+
+// A receive too small or with another tag is left to the receiver, which
+// fails it naming both sides: nothing lands in it.
+TEST_P(ShmPair, AReceiveThatCannotTakeTheMessageIsNeverPushedInto) {
+  if (!GetParam().cma) GTEST_SKIP() << "ring only: nothing is copied across";
+  const size_t size = size_t{1} << 20;
+  std::vector<uint8_t> out = pattern(size, 5), in(size, 0xee);
+  Pending r = postRecv(in.data(), size - 1, 5), s = postSend(out.data(), size, 5);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(sender_->test(s.req, &s.done, &s.size).isOk());
+  EXPECT_FALSE(s.done);
+  std::vector<Pending> reqs = {r, s};
+  drive(reqs);
+  EXPECT_EQ(reqs[0].status.code(), Code::kRemoteError);
+  EXPECT_NE(reqs[0].status.message().find("got 1048576 bytes"), std::string::npos)
+      << reqs[0].status.message();
+  EXPECT_EQ(dynamic_cast<shm::ShmSendComm*>(send_.get())->pushed(), 0u);
+  EXPECT_TRUE(std::all_of(in.begin(), in.end(), [](uint8_t b) { return b == 0xee; }));
+  // Both ends failed: what they counted ahead is counted off.
+  EXPECT_EQ(dynamic_cast<shm::ShmSendComm*>(send_.get())->processPendingCopies(), 0);
+  EXPECT_EQ(dynamic_cast<shm::ShmRecvComm*>(recv_.get())->processPendingCopies(), 0);
+}
+
+// Closing the receiving end takes its offer back: the caller frees the
+// buffers of its receives next.
+TEST_P(ShmPair, AClosedReceiverIsNeverPushedInto) {
+  if (!GetParam().cma) GTEST_SKIP() << "ring only: nothing is copied across";
+  const size_t size = size_t{1} << 20;
+  std::vector<uint8_t> out = pattern(size, 6), in(size, 0xee);
+  (void)postRecv(in.data(), size, 6);
+  recv_.reset();
+  std::vector<Pending> reqs = {postSend(out.data(), size, 6)};
+  drive(reqs);
+  EXPECT_EQ(reqs[0].status.code(), Code::kRemoteError);
+  EXPECT_NE(reqs[0].status.message().find("connection closed by peer process"), std::string::npos)
+      << reqs[0].status.message();
+  EXPECT_EQ(dynamic_cast<shm::ShmSendComm*>(send_.get())->pushed(), 0u);
+  EXPECT_TRUE(std::all_of(in.begin(), in.end(), [](uint8_t b) { return b == 0xee; }));
+  EXPECT_EQ(dynamic_cast<shm::ShmSendComm*>(send_.get())->processPendingCopies(), 0);
+}
+
+// BRAID_SHM_PUSH=0 (ShmConfig::push) at the sender: the receiver always pulls.
+TEST(ShmTransport, WithPushesOffTheReceiverAlwaysPulls) {
+  shm::ShmConfig c = shmConfig(true);
+  c.push = false;
+  std::unique_ptr<Transport> sender = makeShm(shmOptions(), c),
+                             receiver = makeShm(shmOptions(), shmConfig(true));
+  std::unique_ptr<SendComm> send;
+  std::unique_ptr<RecvComm> recv;
+  ASSERT_TRUE(connectPair(*sender, *receiver, 1, &send, &recv).isOk());
+  EXPECT_FALSE(dynamic_cast<shm::ShmSendComm*>(send.get())->pushes());
+  const size_t size = size_t{1} << 20;
+  std::vector<uint8_t> out = pattern(size, 7), in(size);
+  Request *r = nullptr, *s = nullptr;
+  ASSERT_TRUE(recv->irecv(in.data(), size, 1, nullptr, &r).isOk());
+  ASSERT_TRUE(send->isend(out.data(), size, 1, nullptr, &s).isOk());
+  bool sent = false, received = false;
+  size_t bytes = 0;
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(sender->test(s, &sent, &bytes).isOk());
+  EXPECT_FALSE(sent) << "the sender pushed with pushes off";
+  ASSERT_TRUE(receiver->test(r, &received, &bytes).isOk());
+  EXPECT_TRUE(received);
+  Deadline deadline(5000);
+  while (!sent && !deadline.expired()) ASSERT_TRUE(sender->test(s, &sent, &bytes).isOk());
+  EXPECT_TRUE(sent);
+  EXPECT_EQ(dynamic_cast<shm::ShmRecvComm*>(recv.get())->pulled(), 1u);
+  EXPECT_EQ(out, in);
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, ShmPair,
