@@ -141,6 +141,12 @@ class Transport {
   // activity; spurious returns are allowed.
   virtual Status wait(int timeoutMs) = 0;
 
+  // The caller is about to do local work (a copy, a reduction) and will not
+  // test this transport's requests until it calls again with false: a
+  // transport may let a peer make a copy this end would otherwise make
+  // (shm: a sender pushes into this end's offered receive). A hint only.
+  virtual void noteLocalWork(bool busy) { (void)busy; }
+
   // The communicator failed or was aborted: what its connections sent need
   // not reach the peers any more. A transport whose close waits for delivery
   // (ucx: a flush the peer must take part in) stops waiting from now on.

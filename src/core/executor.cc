@@ -43,6 +43,11 @@ constexpr size_t kRecvReduceWindow = 8;
 // rank or an abort). 50 wake-ups a second cost nothing while idle.
 constexpr int kIdleWaitCapMs = 20;
 
+// Local steps at least this large are announced to the transports
+// (Transport::noteLocalWork): the size of a message the shm transport copies
+// across; a shorter step is over before a peer would act on it.
+constexpr size_t kLocalWorkHintBytes = size_t{32} << 10;
+
 bool isComm(StepKind k) {
   return k == StepKind::kSend || k == StepKind::kRecv || k == StepKind::kRecvReduce;
 }
@@ -114,8 +119,15 @@ Status Run::prepare() {
 
 Status Run::runLocal(StepId id) {
   const Step& st = s_.steps[id];
+  // A long local step with transfers in flight: the transports may let
+  // peers make copies meanwhile that this rank would have to make after it.
+  const bool hint = st.dst.bytes >= kLocalWorkHintBytes && !st_.inFlight.empty();
+  if (hint)
+    for (auto& t : ctx_.connections->transports) t->noteLocalWork(true);
   // Divide reads and writes dst; its src region is unset.
   algo::runLocalStep(st, st.kind == StepKind::kDivide ? nullptr : address(st.src), address(st.dst));
+  if (hint)
+    for (auto& t : ctx_.connections->transports) t->noteLocalWork(false);
   return complete(id);
 }
 

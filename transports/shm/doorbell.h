@@ -30,6 +30,9 @@ struct alignas(64) DoorbellPage {
   // per wait.
   alignas(64) std::atomic<int32_t> pendingSends{0};
   std::atomic<int32_t> pendingRecvs{0};
+  // Set while this process copies or reduces locally (Transport::noteLocalWork)
+  // and tests no transfer: a sender with as many copies ahead pushes then.
+  std::atomic<uint32_t> busy{0};
 };
 constexpr size_t kDoorbellBytes = 4096;
 static_assert(std::atomic<uint32_t>::is_always_lock_free);

@@ -44,6 +44,11 @@ class ShmTransport final : public transport::Transport {
   // cannot be waited on together with the futex). Only setup pending: poll its
   // sockets. Nothing pending: returns at once.
   Status wait(int timeoutMs) override;
+  // Told to the peers through this transport's doorbell page (pendingSends'
+  // line), which a sender reads before it pushes.
+  void noteLocalWork(bool busy) override {
+    local_->page()->busy.store(busy ? 1 : 0, std::memory_order_relaxed);
+  }
 
  private:
   explicit ShmTransport(std::shared_ptr<LocalEnd> local) : local_(std::move(local)) {}

@@ -259,9 +259,10 @@ TEST_P(ShmPair, NullBufferIsInvalidArgument) {
 }
 
 // Who copies a CMA message: the end with fewer copies ahead (counted per
-// process), and between equals the receiver. One thread plays both ends here,
+// process), and between equals the receiver, unless it is busy with local
+// work (Transport::noteLocalWork). One thread plays both ends here,
 // so the order of its tests decides when each end looks.
-TEST_P(ShmPair, TheEndWithFewerCopiesAheadCopiesAndBetweenEqualsTheReceiver) {
+TEST_P(ShmPair, TheEndWithFewerCopiesAheadCopiesAndBetweenEqualsTheReceiverUnlessBusy) {
   if (!GetParam().cma) GTEST_SKIP() << "ring only: nothing is copied across";
   auto* send = dynamic_cast<shm::ShmSendComm*>(send_.get());
   auto* recv = dynamic_cast<shm::ShmRecvComm*>(recv_.get());
@@ -311,6 +312,22 @@ TEST_P(ShmPair, TheEndWithFewerCopiesAheadCopiesAndBetweenEqualsTheReceiver) {
   EXPECT_EQ(send->pushed(), 1u);
   EXPECT_EQ(recv->pulled(), 2u);
   check("pulled");
+
+  // Equals again, but the receiving end is busy with local work: the
+  // sender, tested alone, pushes.
+  receiver_->noteLocalWork(true);
+  r = postRecv(in.data(), size, 14);
+  s = postSend(out.data(), size, 14);
+  Deadline busy(5000);
+  while (!s.done && !busy.expired()) ASSERT_TRUE(sender_->test(s.req, &s.done, &s.size).isOk());
+  EXPECT_TRUE(s.done) << "the sender did not push into a busy receiver";
+  receiver_->noteLocalWork(false);
+  rest = {r};
+  drive(rest);
+  ASSERT_TRUE(rest[0].status.isOk()) << rest[0].status.message();
+  EXPECT_EQ(send->pushed(), 2u);
+  EXPECT_EQ(recv->pulled(), 2u);
+  check("pushed into a busy receiver");
   EXPECT_EQ(send->processPendingCopies(), 0);
   EXPECT_EQ(recv->processPendingCopies(), 0);
 }
