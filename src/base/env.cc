@@ -76,9 +76,9 @@ const std::vector<Variable>& all() {
        "(process_vm_writev; a gather's root's peers); 0 turns it off. Falls back to the ring per connection "
        "when the kernel refuses (EPERM)."},
       {"BRAID_SHM_PUSH", "1",
-       "1: a sender with fewer large copies ahead than its receiver pushes into the receive the receiver "
-       "offered (a gather's peers into the root's output, in parallel); 0: receivers pull every large "
-       "message."},
+       "1: a sender with fewer large copies ahead than its receiver, or as many as a receiver busy with a "
+       "local step, pushes into the receive the receiver offered (a gather's peers into the root's output, "
+       "in parallel); 0: receivers pull every large message."},
       {"BRAID_SHM_SLOT_BYTES", "262144",
        "When every rank of a communicator is on one host, collectives run on a shared area of two slots "
        "of this many bytes per rank instead of through the transports: whole when a rank's input fits a "
