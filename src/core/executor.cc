@@ -119,13 +119,18 @@ Status Run::prepare() {
 
 Status Run::runLocal(StepId id) {
   const Step& st = s_.steps[id];
+  // Divide reads and writes dst; its src region is unset.
+  const char* src = st.kind == StepKind::kDivide ? nullptr : address(st.src);
+  char* dst = address(st.dst);
   // A long local step with transfers in flight: the transports may let
   // peers make copies meanwhile that this rank would have to make after it.
-  const bool hint = st.dst.bytes >= kLocalWorkHintBytes && !st_.inFlight.empty();
+  // (Not an in-place copy, which is no work: a peer pushing then would only
+  // take over a copy this rank is about to make at once.)
+  const bool hint = st.dst.bytes >= kLocalWorkHintBytes && !st_.inFlight.empty() &&
+                    !(st.kind == StepKind::kCopy && src == dst);
   if (hint)
     for (auto& t : ctx_.connections->transports) t->noteLocalWork(true);
-  // Divide reads and writes dst; its src region is unset.
-  algo::runLocalStep(st, st.kind == StepKind::kDivide ? nullptr : address(st.src), address(st.dst));
+  algo::runLocalStep(st, src, dst);
   if (hint)
     for (auto& t : ctx_.connections->transports) t->noteLocalWork(false);
   return complete(id);

@@ -132,6 +132,9 @@ class ShmSendComm final : public transport::SendComm, public ShmComm {
   // Pushes the oldest CMA message not yet copied when the receiver offers
   // the receive it goes to and this end wins the claim; *moved if it did.
   Status tryPush(bool* moved);
+  // The rule tryPush applies: this end has fewer copies ahead than the
+  // receiver's, or as many and the receiver is busy with local work.
+  bool mayPush() const;
   uint64_t head_ = 0, tailCache_ = 0, published_ = 0;
   uint64_t cmaSeen_ = 0;  // the receiver's cmaDone as last read
   uint64_t awaitedOffer_ = 0;  // the offerSeq that would let tryPush go on (0: none)
@@ -146,6 +149,9 @@ class ShmRecvComm final : public transport::RecvComm, public ShmComm {
   ~ShmRecvComm() override;
   Status irecv(void* data, size_t capacity, uint32_t tag, void* mhandle, transport::Request** req) override;
   bool mayProgress() const override;
+  void startingLocalWork() override {
+    if (offered_) ringPeer();
+  }
   uint64_t pulled() const { return pulled_; }  // CMA messages this end copied
 
  private:

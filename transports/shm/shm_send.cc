@@ -88,6 +88,12 @@ bool ShmSendComm::writeFrames(uint64_t payloadBudget) {
   return head_ != start;
 }
 
+bool ShmSendComm::mayPush() const {
+  const int32_t mine = ownBell_->pendingSends.load(std::memory_order_relaxed);
+  const int32_t theirs = peerBell_->pendingRecvs.load(std::memory_order_relaxed);
+  return mine < theirs || (mine == theirs && peerBell_->busy.load(std::memory_order_relaxed) != 0);
+}
+
 Status ShmSendComm::tryPush(bool* moved) {
   awaitedOffer_ = 0;
   // The oldest CMA message not yet copied: its header is out (it is behind
@@ -104,15 +110,9 @@ Status ShmSendComm::tryPush(bool* moved) {
   // (Pushing between equals whenever the receiver had not pulled within a
   // few microseconds was measured on the 2-core VM too: in-place gathers
   // and send / receive pairs got 3-16% slower.)
-  const int32_t mine = ownBell_->pendingSends.load(std::memory_order_relaxed);
-  const int32_t theirs = peerBell_->pendingRecvs.load(std::memory_order_relaxed);
-  if (mine > theirs || (mine == theirs && peerBell_->busy.load(std::memory_order_relaxed) == 0))
-    return Status::ok();
   const uint64_t want = uint64_t{r->seq} + 1;
-  if (ctl_->offerSeq.load(std::memory_order_acquire) != want) {
-    awaitedOffer_ = want;
-    return Status::ok();
-  }
+  awaitedOffer_ = want;  // mayProgress watches for the offer and the rule
+  if (!mayPush() || ctl_->offerSeq.load(std::memory_order_acquire) != want) return Status::ok();
   const uint64_t index = ctl_->offerCmaIndex.load(std::memory_order_relaxed);
   const uint64_t address = ctl_->offerAddress.load(std::memory_order_relaxed);
   const uint64_t capacity = ctl_->offerCapacity.load(std::memory_order_relaxed);
@@ -162,7 +162,8 @@ Status ShmSendComm::progress(bool* moved) {
 
 bool ShmSendComm::mayProgress() const {
   if (peerState_->load(std::memory_order_relaxed) != 0) return true;
-  if (awaitedOffer_ != 0 && ctl_->offerSeq.load(std::memory_order_relaxed) == awaitedOffer_) return true;
+  if (awaitedOffer_ != 0 && ctl_->offerSeq.load(std::memory_order_relaxed) == awaitedOffer_ && mayPush())
+    return true;
   if (nextCmaIndex_ > cmaSeen_ && ctl_->cmaDone.load(std::memory_order_relaxed) != cmaSeen_) return true;
   if (!cursor_) return false;
   uint64_t need = cursor_->headerDone ? 1 : kLine;

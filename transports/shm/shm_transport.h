@@ -45,9 +45,11 @@ class ShmTransport final : public transport::Transport {
   // sockets. Nothing pending: returns at once.
   Status wait(int timeoutMs) override;
   // Told to the peers through this transport's doorbell page (pendingSends'
-  // line), which a sender reads before it pushes.
+  // line), which a sender reads before it pushes; a sender asleep with a
+  // receive offered to it is woken.
   void noteLocalWork(bool busy) override {
-    local_->page()->busy.store(busy ? 1 : 0, std::memory_order_relaxed);
+    local_->page()->busy.store(busy ? 1 : 0, std::memory_order_seq_cst);
+    if (busy) local_->waitSet->startingLocalWork();
   }
 
  private:

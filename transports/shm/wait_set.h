@@ -17,6 +17,9 @@ class DataEndpoint {
   virtual ~DataEndpoint() = default;
   virtual bool pending() const = 0;      // has requests in flight
   virtual bool mayProgress() const = 0;  // a test() now would move something or fail
+  // This process starts local work (Transport::noteLocalWork): a receiving
+  // end with an offer up wakes its sender, which may push into it now.
+  virtual void startingLocalWork() {}
 };
 
 class SetupEndpoint {
@@ -38,6 +41,9 @@ class WaitSet {
   }
   bool anyReady() const {
     return std::any_of(data_.begin(), data_.end(), [](const DataEndpoint* e) { return e->pending() && e->mayProgress(); });
+  }
+  void startingLocalWork() const {
+    for (DataEndpoint* e : data_) e->startingLocalWork();
   }
   bool collectSetup(std::vector<pollfd>* fds) const {
     bool ready = false;
