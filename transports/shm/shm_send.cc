@@ -162,7 +162,10 @@ Status ShmSendComm::progress(bool* moved) {
 
 bool ShmSendComm::mayProgress() const {
   if (peerState_->load(std::memory_order_relaxed) != 0) return true;
-  if (awaitedOffer_ != 0 && ctl_->offerSeq.load(std::memory_order_relaxed) == awaitedOffer_ && mayPush())
+  // An offered receive this end may push into, unless the receiver claimed
+  // the copy already (its offer stays up while it pulls).
+  if (awaitedOffer_ != 0 && ctl_->offerSeq.load(std::memory_order_relaxed) == awaitedOffer_ &&
+      ctl_->cmaClaimed.load(std::memory_order_relaxed) == cmaSeen_ && mayPush())
     return true;
   if (nextCmaIndex_ > cmaSeen_ && ctl_->cmaDone.load(std::memory_order_relaxed) != cmaSeen_) return true;
   if (!cursor_) return false;
