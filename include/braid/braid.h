@@ -16,7 +16,11 @@
  * thread and returns when it is complete. A stream made by braidStreamCreate
  * is an in-order queue: the call validates its arguments, enqueues, and
  * returns; the buffers must stay valid and untouched until the stream (or an
- * event recorded after the op) reports completion.
+ * event recorded after the op) reports completion. Like a CUDA launch queue,
+ * it holds a bounded number of ops (1024): a call that finds it full waits
+ * until half of them have run, but only while they run; when the stream's
+ * worker has finished nothing for 5 ms (an op waiting for a peer, say), the
+ * call enqueues beyond the bound and returns.
  *
  * Compiles as C99 and as C++.
  */
@@ -376,9 +380,9 @@ BRAID_API braidResult_t braidStreamCreate(braidStream_t* stream);
  * NULL is the legacy default stream), created on the device that owns it:
  * an op queued on it runs after the work queued on cudaStream before the
  * call, and work queued on cudaStream after the call waits for the op. The
- * calling thread never blocks: the CUDA stream waits on a flag that braid's
- * worker sets when the op is over (cuStreamWaitValue32, or a host function
- * where the driver lacks it). Errors surface in braidStreamSynchronize /
+ * calling thread does not wait for the GPU: the CUDA stream waits on a
+ * flag that braid's worker sets when the op is over (cuStreamWaitValue32, or
+ * a host function where the driver lacks it). Errors surface in braidStreamSynchronize /
  * braidStreamQuery of the braid stream; a failed op still releases the CUDA
  * stream. braidStreamDestroy waits for queued ops; the CUDA stream must
  * outlive them. braidNotSupported (with the reason) without a CUDA device. */

@@ -24,7 +24,10 @@ constexpr uint64_t kIdleSpinNs = 50000;
 
 }  // namespace
 
-Stream::Stream() : staging_(std::make_unique<StreamStaging>()), worker_([this] { loop(); }) {}
+Stream::Stream() : Stream(Limits{}) {}
+
+Stream::Stream(Limits limits)
+    : limits_(limits), staging_(std::make_unique<StreamStaging>()), worker_([this] { loop(); }) {}
 
 Stream::~Stream() {
   {
@@ -41,6 +44,13 @@ template <typename... Args>
 void Stream::push(Args&&... args) {
   {
     std::lock_guard<std::mutex> lock(pushMu_);
+    // popped() is read again only when the count seen last leaves no room:
+    // the worker writes it on every pop, and reading it on every push would
+    // pull its line across cores twice an op.
+    if (queue_.pushed() - poppedSeen_ >= limits_.queuedItems) {
+      poppedSeen_ = queue_.popped();
+      if (queue_.pushed() - poppedSeen_ >= limits_.queuedItems && poppedSeen_ != stalledAt_) waitForRoom();
+    }
     queue_.emplace(std::forward<Args>(args)...);
   }
   // The push's store and this load are both sequentially consistent, as are
@@ -76,6 +86,26 @@ void Stream::sleepForWork() {
   workQueued_.wait(
       lock, [&] { return queue_.pushed() != queue_.popped() || stopping_.load(std::memory_order_seq_cst); });
   workerAsleep_.store(false, std::memory_order_relaxed);
+}
+
+void Stream::waitForRoom() {
+  // The worker wakes synchronizers when popped() reaches wakeAt_; a caller
+  // waiting for room is one, for the mark at half the bound: it sleeps once
+  // per queuedItems / 2 ops, not once per op.
+  const uint64_t mark = queue_.pushed() - limits_.queuedItems / 2;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (queue_.popped() < mark) {
+    const uint64_t before = queue_.popped();
+    wakeMeAt(mark);
+    if (queue_.popped() >= mark) break;
+    if (drained_.wait_for(lock, std::chrono::milliseconds(limits_.stalledWaitMs)) ==
+            std::cv_status::timeout &&
+        queue_.popped() == before) {
+      stalledAt_ = before;  // the worker is held up: queue on, until it moves
+      return;
+    }
+  }
+  poppedSeen_ = queue_.popped();
 }
 
 void Stream::keepError(const Status& status) {

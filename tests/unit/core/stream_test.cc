@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <thread>
 #include <vector>
@@ -52,6 +54,53 @@ TEST(Stream, KeepsOrderAcrossManySegmentsAndRecycledOnes) {
     for (int i = 0; i < 10000; ++i) ASSERT_EQ(order[i], i) << "round " << round;
     order.clear();
   }
+}
+
+// A caller that queues faster than the worker runs waits for room: no item
+// finds more than the bound queued ahead of it. Each item spins 20 us, so an
+// unbounded caller would queue all 300 within the first few.
+TEST(Stream, CallerWaitsForRoomWhileTheWorkerMoves) {
+  constexpr uint64_t kBound = 16;
+  Stream s(Stream::Limits{kBound, /*stalledWaitMs=*/60000});
+  std::atomic<uint64_t> queued{0};
+  uint64_t deepest = 0;
+  for (uint64_t i = 0; i < 300; ++i) {
+    s.enqueue([&queued, &deepest, i] {
+      deepest = std::max(deepest, queued.load() - i);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      return Status::ok();
+    });
+    queued.fetch_add(1);
+  }
+  ASSERT_TRUE(s.synchronize().isOk());
+  EXPECT_GE(deepest, kBound / 2) << "the caller never got ahead: the bound was not exercised";
+  EXPECT_LE(deepest, kBound);
+}
+
+// A queued item that waits for something its caller does only after queuing
+// past the bound (as a collective whose peer waits on this caller's later
+// inline call) does not deadlock the caller: once the worker has run nothing
+// for stalledWaitMs the queue grows, and everything runs in order.
+TEST(Stream, CallerQueuesPastTheBoundWhenTheWorkerIsHeldUp) {
+  Stream s(Stream::Limits{8, /*stalledWaitMs=*/5});
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::vector<int> order;
+  s.enqueue([gate] {
+    gate.wait();
+    return Status::ok();
+  });
+  for (int i = 0; i < 100; ++i)
+    s.enqueue([&order, i] {
+      order.push_back(i);
+      return Status::ok();
+    });
+  release.set_value();  // reached only if the caller did not wait for room for good
+  ASSERT_TRUE(s.synchronize().isOk());
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
 }
 
 TEST(Stream, QueryIsInProgressWhileWorkIsBlocked) {
