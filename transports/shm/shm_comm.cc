@@ -5,7 +5,7 @@ namespace {
 constexpr int kLivenessCheckMs = 5;  // at most this often a pidfd poll, and only when idle
 }
 
-ShmComm::ShmComm(CommParts parts, bool sender, std::shared_ptr<WaitSet> waitSet)
+ShmComm::ShmComm(CommParts parts, bool sender)
     : ring_(std::move(parts.ring)),
       bellMap_(std::move(parts.peerBell)),
       ctl_(static_cast<RingControl*>(ring_.get())),
@@ -19,16 +19,15 @@ ShmComm::ShmComm(CommParts parts, bool sender, std::shared_ptr<WaitSet> waitSet)
       cmaThreshold_(parts.cmaThreshold),
       myState_(sender ? &ctl_->senderState : &ctl_->receiverState),
       peerState_(sender ? &ctl_->receiverState : &ctl_->senderState),
-      pendingCopies_(sender ? &ownBell_->pendingSends : &ownBell_->pendingRecvs),
-      waitSet_(std::move(waitSet)) {
+      pendingCopies_(sender ? &ownBell_->pendingSends : &ownBell_->pendingRecvs) {
   data_.base = static_cast<uint8_t*>(ring_.get()) + kControlBytes;
   data_.mask = ringBytes_ - 1;
-  waitSet_->add(this);
+  local_->waitSet->add(this);
 }
 
 ShmComm::~ShmComm() {
   pendingCopies_->fetch_sub(counted_, std::memory_order_relaxed);
-  waitSet_->remove(this);
+  local_->waitSet->remove(this);
   uint32_t open = static_cast<uint32_t>(EndState::kOpen);
   myState_->compare_exchange_strong(open, static_cast<uint32_t>(EndState::kClosed), std::memory_order_seq_cst);
   ringPeer();

@@ -46,7 +46,7 @@ struct CommParts {
 
 class ShmComm : public DataEndpoint {
  public:
-  ShmComm(CommParts parts, bool sender, std::shared_ptr<WaitSet> waitSet);
+  ShmComm(CommParts parts, bool sender);
   ~ShmComm() override;
   ShmComm(const ShmComm&) = delete;
   ShmComm& operator=(const ShmComm&) = delete;
@@ -105,7 +105,6 @@ class ShmComm : public DataEndpoint {
   std::atomic<int32_t>* pendingCopies_;  // ownBell_'s count for this end's direction
   int32_t counted_ = 0;                  // what this comm added to it
   RequestPool pool_;
-  std::shared_ptr<WaitSet> waitSet_;
   Clock::time_point lastLivenessCheck_{};
 };
 
@@ -115,7 +114,7 @@ constexpr uint64_t kPublishBytes = 64 << 10;
 
 class ShmSendComm final : public transport::SendComm, public ShmComm {
  public:
-  ShmSendComm(CommParts parts, std::shared_ptr<WaitSet> waitSet) : ShmComm(std::move(parts), true, std::move(waitSet)) {}
+  explicit ShmSendComm(CommParts parts) : ShmComm(std::move(parts), true) {}
   Status isend(const void* data, size_t size, uint32_t tag, void* mhandle, transport::Request** req) override;
   bool mayProgress() const override;
   bool pushes() const { return push_; }
@@ -143,7 +142,7 @@ class ShmSendComm final : public transport::SendComm, public ShmComm {
 
 class ShmRecvComm final : public transport::RecvComm, public ShmComm {
  public:
-  ShmRecvComm(CommParts parts, std::shared_ptr<WaitSet> waitSet) : ShmComm(std::move(parts), false, std::move(waitSet)) {}
+  explicit ShmRecvComm(CommParts parts) : ShmComm(std::move(parts), false) {}
   // The caller frees its receive buffers next: waits for a push into one of
   // them that the sender has claimed, and keeps any other from starting.
   ~ShmRecvComm() override;

@@ -102,7 +102,7 @@ Status PendingConnect::readReply(std::unique_ptr<ShmSendComm>* out) {
   parts.cmaThreshold = local_->config.cmaThreshold;
   parts.push = parts.cma && local_->config.push && probePush(reply);
   parts.local = local_;
-  *out = std::make_unique<ShmSendComm>(std::move(parts), local_->waitSet);
+  *out = std::make_unique<ShmSendComm>(std::move(parts));
   return Status::ok();
 }
 

@@ -78,7 +78,7 @@ Status ShmListenComm::answer(Pending& p, const Hello& hello, std::vector<net::Fd
   BRAID_INFO("shm listener %s: accepted connector %llu (pid %d, %s)", describe(name_).c_str(),
              static_cast<unsigned long long>(hello.connectorId), static_cast<int>(p.pid),
              parts.cma ? "cross-memory attach" : "ring only");
-  ready_.push(std::make_unique<ShmRecvComm>(std::move(parts), local_->waitSet), hello.connectorId);
+  ready_.push(std::make_unique<ShmRecvComm>(std::move(parts)), hello.connectorId);
   return Status::ok();
 }
 
