@@ -147,7 +147,7 @@ Status Communicator::establishSlots() {
   pulledSlotsPlan_.algorithm = "shm-slots-pulled";
   streamOutputBytes_ = streamThreshold();
   BRAID_INFO(
-      "collectives of up to %zu B per rank, and larger all-reduces, all-gathers, reduce-scatters, "
+      "collectives of up to %zu B per rank, and larger all-reduces, reduces, all-gathers, reduce-scatters, "
       "broadcasts and all-to-alls in chunks of %zu B, run on shared slots; all-to-alls %s; "
       "outputs from %s are written streaming",
       std::min(slots_->slotBytes(), kWholeMaxBytes), slots_->slotBytes(),

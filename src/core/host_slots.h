@@ -1,7 +1,7 @@
 // HostSlots: one shared-memory area for all ranks of a communicator that lives
 // on a single host, where collectives run without the executor (small ones
-// whole, larger all-reduces, all-gathers, reduce-scatters and broadcasts in
-// chunks: slot_collectives.h).
+// whole, larger all-reduces, reduces, all-gathers, reduce-scatters, broadcasts
+// and all-to-alls in chunks: slot_collectives.h).
 //
 // Why: a small all-reduce through the executor is a schedule of sends and
 // receives over per-pair rings, each with its frame header, doorbell and

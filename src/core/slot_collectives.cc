@@ -271,6 +271,7 @@ SlotPath slotPath(const algo::CollectiveArgs& args, size_t slotBytes, HostSlots:
   if (bytes <= std::min(slotBytes, kWholeMaxBytes) && args.count < (size_t{1} << 24)) return SlotPath::kWhole;
   switch (args.collective) {
     case Collective::kAllReduce:  // a chunk holds at least one element per rank
+    case Collective::kReduce:
       return slotBytes / args.elemSize() >= static_cast<size_t>(args.nranks) ? SlotPath::kChunked
                                                                              : SlotPath::kNone;
     case Collective::kAllGather:  // pulled with 2 ranks (slot_collectives.h), else in chunks of a slot
@@ -386,9 +387,18 @@ Status runWhole(const HostSlots& slots, uint32_t opNumber, const SlotCall& call,
 // len elements are rank p's to fold: sizes differ by at most one.
 size_t blockBegin(size_t len, int n, int p) { return len * static_cast<size_t>(p) / static_cast<size_t>(n); }
 
+// Also a reduce's of more than kRootFoldsAllRanks ranks: the same two ops a
+// chunk, but the root folds its block straight into its output, and only it
+// waits for the folded blocks and copies the others' out; the others publish
+// theirs and go on.
 Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
                            ExecutionContext& ctx) {
   const int n = slots.nranks(), me = slots.rank();
+  const bool reduceRoot = call.collective == Collective::kReduce && me == call.root;
+  const bool copiesOut = call.collective != Collective::kReduce || reduceRoot;
+  // A reduce's root folds its block into its output, unless that is its
+  // input (in place) and read after the fold's first write (rank 2 on).
+  const bool foldsIntoOutput = reduceRoot && (me < 2 || call.output != call.input || call.preMultiply);
   const size_t es = dataTypeSize(call.dtype), perChunk = slots.slotBytes() / es;
   const char* in = static_cast<const char*>(call.input);
   char* out = static_cast<char*>(call.output);
@@ -418,15 +428,69 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
     auto source = [&](int r) {
       return r == me && !call.preMultiply ? in + (off + lo) * es : slots.slot(r, gather) + lo * es;
     };
-    char* mine = slots.mySlot(fold) + lo * es;
+    // (In place, rank 0 or 1 folds onto its input block as the first or
+    // second operand of the first fold: elementwise, each element is read
+    // before it is written.)
+    char* mine = foldsIntoOutput ? out + (off + lo) * es : slots.mySlot(fold) + lo * es;
     kernels::reduce(mine, source(0), source(1), count, call.dtype, call.op);
     for (int r = 2; r < n; ++r) kernels::reduce(mine, mine, source(r), count, call.dtype, call.op);
     if (call.op == RedOp::kAvg) kernels::divideBy(mine, count, call.dtype, static_cast<uint64_t>(n));
-    BRAID_RETURN_IF_ERROR(
-        exchange(slots, waiter, fold, nullptr, 0, kEveryone, "to publish its reduced block", ctx));
-    for (int r = 0; r < n; ++r) {
+    // A rank that copies nothing out waits for nobody: the next chunk's
+    // first op waits for every rank to publish this one, and the root reads
+    // the folded blocks before it publishes that, so none is overwritten
+    // unread.
+    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, fold, nullptr, 0, copiesOut ? kEveryone : kNobody,
+                                   "to publish its reduced block", ctx));
+    for (int r = 0; copiesOut && r < n; ++r) {
+      if (foldsIntoOutput && r == me) continue;  // folded there
       const size_t rlo = blockBegin(len, n, r), rhi = blockBegin(len, n, r + 1);
       copyOut(call, out + (off + rlo) * es, slots.slot(r, fold) + rlo * es, (rhi - rlo) * es);
+    }
+    off += len;
+  }
+  return Status::ok();
+}
+
+// Up to this many ranks, a chunked reduce's root folds every chunk itself.
+// Splitting the fold (runChunkedAllReduce) makes the root copy its share of
+// every peer's block in and their folded blocks out: in copies of a chunk,
+// (n-1)/n + (n+1)/2n + (n-1)/n against (n+1)/2 for reading n inputs and
+// writing one, the same at 3 ranks (where folding it all moves less in all)
+// and less from 4.
+constexpr int kRootFoldsAllRanks = 3;
+
+// A reduce of up to kRootFoldsAllRanks ranks, one op a chunk: the others
+// publish their chunk, and the root folds it with its own input straight into
+// its output. The others copy the next chunk into their other slot while the
+// root folds this one.
+Status runChunkedReduceAtRoot(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
+                              ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const bool root = me == call.root;
+  const size_t es = dataTypeSize(call.dtype), perChunk = slots.slotBytes() / es;
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  Waiter waiter(slots, call, ctx);
+  for (size_t off = 0; off < call.count;) {
+    const size_t len = std::min(perChunk, call.count - off);
+    const uint32_t op = ++*opNumber;
+    // The root's own chunk goes into its slot only pre-multiplied (it is read
+    // scaled, as the others' are), or in place from rank 2 on, where the
+    // fold's first write into the output would clobber it before it is read.
+    const bool publishes = !root || call.preMultiply || (me >= 2 && call.output == call.input);
+    // The others wait for nobody: the next chunk's op waits for every rank to
+    // publish this one, which the root does once it has folded this one.
+    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, publishes ? in + off * es : nullptr,
+                                   publishes ? len * es : 0, root ? kEveryone : kNobody,
+                                   "to publish its input", ctx));
+    if (root) {
+      auto source = [&](int r) { return r == me && !publishes ? in + off * es : slots.slot(r, op); };
+      // In place, the output is rank 0's or 1's input, an operand of the
+      // first fold: elementwise, each element is read before it is written.
+      char* dst = out + off * es;
+      kernels::reduce(dst, source(0), source(1), len, call.dtype, call.op);
+      for (int r = 2; r < n; ++r) kernels::reduce(dst, dst, source(r), len, call.dtype, call.op);
+      if (call.op == RedOp::kAvg) kernels::divideBy(dst, len, call.dtype, static_cast<uint64_t>(n));
     }
     off += len;
   }
@@ -637,6 +701,9 @@ Status runOnSlots(const HostSlots& slots, uint32_t* opNumber, const SlotCall& ca
   switch (call.collective) {
     case Collective::kAllReduce:
       return runChunkedAllReduce(slots, opNumber, call, ctx);
+    case Collective::kReduce:
+      return slots.nranks() <= kRootFoldsAllRanks ? runChunkedReduceAtRoot(slots, opNumber, call, ctx)
+                                                  : runChunkedAllReduce(slots, opNumber, call, ctx);
     case Collective::kAllGather:
       return runChunkedAllGather(slots, opNumber, call, ctx);
     case Collective::kReduceScatter:

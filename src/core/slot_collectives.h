@@ -20,7 +20,10 @@
 // publishes that; every rank copies the n folded blocks out. Per byte a rank
 // copies in, reads 1x to reduce and copies out: no transport, no staging, and
 // 2 waits per chunk, where the executor's ring over shm copies each byte twice
-// per hop.
+// per hop. A reduce runs the same way, but only its root waits for the folded
+// blocks and copies them out: every rank still folds a share, where the
+// executor's chain left all the reducing to the ranks in line one after
+// another (a 2-rank reduce took twice an all-reduce's time).
 //
 // Larger all-gathers run in chunks too, one op per slot of the block: a rank
 // publishes the next piece of its block, then copies the others' pieces out

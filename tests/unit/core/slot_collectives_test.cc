@@ -239,8 +239,8 @@ class SlotGroup {
 };
 
 // Every case that runs on slots of kSlotBytes: whole up to 2 KiB per rank,
-// all-reduces, all-gathers, reduce-scatters, broadcasts and all-to-alls in
-// chunks beyond (3000 elements: 2 to 12 chunks by type, more pieces for a
+// all-reduces, reduces, all-gathers, reduce-scatters, broadcasts and
+// all-to-alls in chunks beyond (3000 elements: 2 to 12 chunks by type, more pieces for a
 // reduce-scatter or an all-to-all), or those all-to-alls pulled where pulls
 // are on (3000 elements make blocks past kPulls' 1 KiB in every type).
 std::vector<Case> everyCase(int n) {
@@ -453,6 +453,35 @@ TEST(SlotCollectives, InPlaceChunkedReduceScatter) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << "rank " << r;
 }
 
+// An in-place reduce folds onto the root's input: at every root of 2 to 5
+// ranks (the root folding every chunk itself, and the split fold), the
+// root's input is read before the fold writes over it.
+TEST(SlotCollectives, InPlaceChunkedReduceAtEveryRoot) {
+  const size_t count = 3000;  // 12000 B: several chunks
+  for (int n = 2; n <= 5; ++n)
+    for (int root = 0; root < n; ++root) {
+      const Case c{Collective::kReduce, DataType::kInt32, RedOp::kSum, count, root};
+      ASSERT_EQ(pathOf(c, n), SlotPath::kChunked);
+      SlotGroup group(n);
+      std::vector<std::string> failures(n);
+      group.parallel([&](int r) {
+        std::vector<int32_t> v(count);
+        for (size_t i = 0; i < count; ++i) v[i] = static_cast<int32_t>((r + 1) * 1000000 + i);
+        if (Status st = group.call(r, c, v.data(), r == root ? v.data() : nullptr); !st.isOk()) {
+          failures[r] = st.message();
+          return;
+        }
+        for (size_t i = 0; r == root && i < count; ++i)  // sum of (q + 1) * 1000000 + i over the n ranks
+          if (v[i] != static_cast<int32_t>(n * (n + 1) / 2 * 1000000 + n * i)) {
+            failures[r] = "element " + std::to_string(i) + " is " + std::to_string(v[i]);
+            break;
+          }
+      });
+      for (int r = 0; r < n; ++r)
+        EXPECT_EQ(failures[r], "") << n << " ranks, root " << root << ", rank " << r;
+    }
+}
+
 TEST(SlotCollectives, RanksThatCallDifferentCollectivesAreToldWhich) {
   SlotGroup group(2, 5000);
   Status st[2];
@@ -556,6 +585,14 @@ TEST(SlotCollectives, ThePathDependsOnlyOnTheCallsShape) {
   EXPECT_EQ(slotPath(a, 1 << 20), kChunked) << "any size";
   a.count = 256;
   EXPECT_EQ(slotPath(a, 15), kNone) << "a chunk needs an element per rank";
+  a.collective = Collective::kReduce;  // the all-reduce's chunks, copied out by the root only
+  for (int rank = 0; rank < 4; ++rank) {
+    a.rank = rank;
+    EXPECT_EQ(slotPath(a, 1024), kWhole);
+    EXPECT_EQ(slotPath(a, 1023), kChunked);
+    EXPECT_EQ(slotPath(a, 15), kNone);
+  }
+  a.rank = 0;
   a.collective = Collective::kBroadcast;  // every rank judges by the root's input
   for (int rank = 0; rank < 4; ++rank) {
     a.rank = rank;
