@@ -33,9 +33,9 @@ import runners  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "gather", "scatter")
-# The default sweep: the collectives training spends its time in. Gather and
-# scatter run when named (--collectives gather,scatter).
+COLLECTIVES = ("allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "gather", "scatter", "reduce")
+# The default sweep: the collectives training spends its time in. Gather,
+# scatter and reduce run when named (--collectives gather,scatter,reduce).
 DEFAULT_COLLECTIVES = COLLECTIVES[:5]
 
 

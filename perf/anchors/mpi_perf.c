@@ -10,7 +10,8 @@
  * Collectives: allreduce (MPI_Allreduce), allgather (MPI_Allgather),
  * reducescatter (MPI_Reduce_scatter_block), alltoall (MPI_Alltoall),
  * broadcast (MPI_Bcast, root 0), gather (MPI_Gather, root 0: checked on the
- * root, the only rank with a result), scatter (MPI_Scatter, root 0).
+ * root, the only rank with a result), scatter (MPI_Scatter, root 0), reduce
+ * (MPI_Reduce, root 0: checked on the root).
  *
  * Timing is braid-perf's (and nccl-tests'): one barrier, then -n back-to-back
  * calls, time / n; the reported time is the slowest rank's. "size" and
@@ -26,10 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { ALLREDUCE, ALLGATHER, REDUCESCATTER, ALLTOALL, BROADCAST, GATHER, SCATTER } coll_t;
+typedef enum { ALLREDUCE, ALLGATHER, REDUCESCATTER, ALLTOALL, BROADCAST, GATHER, SCATTER, REDUCE } coll_t;
 
 static const char* const kNames[] = {"allreduce", "allgather", "reducescatter", "alltoall",
-                                     "broadcast", "gather",    "scatter"};
+                                     "broadcast", "gather",    "scatter",       "reduce"};
 enum { kColls = sizeof kNames / sizeof kNames[0] };
 
 static size_t parse_size(const char* s) {
@@ -55,7 +56,7 @@ static double bus_factor(coll_t c, int n) {
 
 /* Whole-buffer collectives move `per` elements everywhere; the others move
  * `per` to or from each of the n ranks. */
-static int whole(coll_t c) { return c == ALLREDUCE || c == BROADCAST; }
+static int whole(coll_t c) { return c == ALLREDUCE || c == BROADCAST || c == REDUCE; }
 
 /* Input element i of `rank`: small integers, so float sums are exact. */
 static float input(int rank, size_t i) { return (float)((rank + i) % 7); }
@@ -69,6 +70,9 @@ static void run_once(coll_t c, float* send, float* recv, int per) {
     case BROADCAST: MPI_Bcast(recv, per, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
     case GATHER: MPI_Gather(send, per, MPI_FLOAT, recv, per, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
     case SCATTER: MPI_Scatter(send, per, MPI_FLOAT, recv, per, MPI_FLOAT, 0, MPI_COMM_WORLD); break;
+    case REDUCE:
+      MPI_Reduce(send, recv, per, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+      break;
   }
 }
 
@@ -76,7 +80,10 @@ static void run_once(coll_t c, float* send, float* recv, int per) {
 static float expected(coll_t c, int rank, int n, size_t per, size_t i) {
   float want = 0;
   switch (c) {
-    case ALLREDUCE: for (int r = 0; r < n; ++r) want += input(r, i); break;
+    case ALLREDUCE:
+    case REDUCE:
+      for (int r = 0; r < n; ++r) want += input(r, i);
+      break;
     case REDUCESCATTER: for (int r = 0; r < n; ++r) want += input(r, rank * per + i); break;
     case ALLGATHER: case GATHER: want = input((int)(i / per), i % per); break;
     case ALLTOALL: want = input((int)(i / per), rank * per + i % per); break;
@@ -110,8 +117,9 @@ static long measure(coll_t c, int rank, int n, size_t per, int iters, int warmup
   double t = (MPI_Wtime() - t0) / iters * 1e6;
 
   long wrong = 0, wrongAll = 0;
-  /* Only a gather's root has a result: MPI leaves the others' recv alone. */
-  const size_t resultElems = c == GATHER && rank != 0 ? 0 : recvElems;
+  /* Only a gather's or a reduce's root has a result: MPI leaves the others'
+   * recv alone. */
+  const size_t resultElems = (c == GATHER || c == REDUCE) && rank != 0 ? 0 : recvElems;
   for (size_t i = 0; i < resultElems; ++i) wrong += recv[i] != expected(c, rank, n, per, i);
   MPI_Reduce(&t, time_us, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   MPI_Reduce(&wrong, &wrongAll, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -130,8 +138,9 @@ int main(int argc, char** argv) {
     if (!strcmp(argv[1], kNames[k])) coll = k;
   if (coll < 0) {
     if (rank == 0)
-      fprintf(stderr, "usage: mpi-perf allreduce|allgather|reducescatter|alltoall|broadcast|gather|scatter "
-                      "[-b min] [-e max] [-f factor] [-n iters] [-w warmup]\n");
+      fprintf(stderr,
+              "usage: mpi-perf allreduce|allgather|reducescatter|alltoall|broadcast|gather|scatter|reduce "
+              "[-b min] [-e max] [-f factor] [-n iters] [-w warmup]\n");
     MPI_Finalize();
     return 2;
   }

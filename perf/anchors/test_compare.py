@@ -159,7 +159,7 @@ class ParseTest(unittest.TestCase):
 
     def test_the_torch_anchors_take_every_swept_collective(self):
         self.assertEqual(torch_perf.COLLECTIVES, compare.COLLECTIVES)
-        for coll in ("gather", "scatter"):
+        for coll in ("gather", "scatter", "reduce"):
             self.assertEqual(torch_perf.parse_args([coll], "gloo", "").collective, coll)
             self.assertNotIn(coll, torch_perf.UNSUPPORTED["gloo"])
 
@@ -168,6 +168,7 @@ class ParseTest(unittest.TestCase):
         for coll in ("allgather", "reducescatter", "alltoall", "gather", "scatter"):
             self.assertEqual(parse.bus_factor(coll, 4), 0.75)
         self.assertEqual(parse.bus_factor("broadcast", 4), 1.0)
+        self.assertEqual(parse.bus_factor("reduce", 4), 1.0)
 
     def test_link_line(self):
         self.assertEqual(parse.parse_link_gbits(FABRIC_OUT), 0.951)
