@@ -2,6 +2,7 @@
 // rendezvous (rank 0 gets the unique id and hands it out), init, body, exit.
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -62,6 +63,18 @@ class Forwarder : public ::testing::ScopedFakeTestPartResultReporter {
 }
 
 // Never deleted: the child leaves with _exit() while they are installed.
+// A rank's cases allocate and free buffers of several MiB each (a large
+// matrix case holds a few of 8 MiB). glibc maps such a block afresh and
+// unmaps it on free, so every case faulted all its pages in again, and on the
+// CI VM's paravirtualized page tables the faults of 5 ranks at once took most
+// of a big matrix test's time (Ranks/MatrixBig.Inline/N5_wide: 38 s, 18 s with
+// freed memory kept). Blocks up to glibc's 32 MiB ceiling come from the heap,
+// which is not trimmed, so the next case reuses pages already mapped.
+void keepFreedMemory() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 Sink* installForwarder(int reportFd) {
   auto* sink = new Sink(reportFd);
   new Forwarder(Forwarder::INTERCEPT_ALL_THREADS, sink);
@@ -73,6 +86,7 @@ Sink* installForwarder(int reportFd) {
 
 [[noreturn]] void rankMain(const RunOptions& o, const RankBody& body, const Plumbing& p, int rank,
                            void* shared) {
+  keepFreedMemory();
   Sink* fwd = installForwarder(p.report[rank].w);
   RankContext ctx;
   ctx.rank = rank;
