@@ -155,18 +155,25 @@ class Waiter {
   Deadline deadline_;
 };
 
-// out = in[0] op in[1] op ... in rank order, so every rank gets the same bits.
-void reduceSlots(const HostSlots& slots, uint32_t opNumber, size_t offset, const SlotCall& c, void* out) {
-  const int n = slots.nranks();
-  const char* first = slots.slot(0, opNumber) + offset;
+// dst = source(0) op source(1) op ... source(n-1) over `count` elements, in
+// rank order (so every rank that folds the same sources gets the same bits),
+// then divided by n for an average. dst may be source(0) or source(1) (the
+// first fold reads each element before writing it), not a later one.
+template <typename Source>
+void foldInRankOrder(void* dst, Source source, int n, size_t count, const SlotCall& c) {
   if (n == 1) {
-    std::memcpy(out, first, c.count * dataTypeSize(c.dtype));
+    std::memmove(dst, source(0), count * dataTypeSize(c.dtype));
   } else {
-    kernels::reduce(out, first, slots.slot(1, opNumber) + offset, c.count, c.dtype, c.op);
-    for (int r = 2; r < n; ++r)
-      kernels::reduce(out, out, slots.slot(r, opNumber) + offset, c.count, c.dtype, c.op);
+    kernels::reduce(dst, source(0), source(1), count, c.dtype, c.op);
+    for (int r = 2; r < n; ++r) kernels::reduce(dst, dst, source(r), count, c.dtype, c.op);
   }
-  if (c.op == RedOp::kAvg) kernels::divideBy(out, c.count, c.dtype, static_cast<uint64_t>(n));
+  if (c.op == RedOp::kAvg) kernels::divideBy(dst, count, c.dtype, static_cast<uint64_t>(n));
+}
+
+// out = the slots' inputs folded in rank order, from `offset`.
+void reduceSlots(const HostSlots& slots, uint32_t opNumber, size_t offset, const SlotCall& c, void* out) {
+  foldInRankOrder(
+      out, [&](int r) { return slots.slot(r, opNumber) + offset; }, slots.nranks(), c.count, c);
 }
 
 void derive(const HostSlots& slots, uint32_t opNumber, const SlotCall& c) {
@@ -432,9 +439,7 @@ Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const Slo
     // second operand of the first fold: elementwise, each element is read
     // before it is written.)
     char* mine = foldsIntoOutput ? out + (off + lo) * es : slots.mySlot(fold) + lo * es;
-    kernels::reduce(mine, source(0), source(1), count, call.dtype, call.op);
-    for (int r = 2; r < n; ++r) kernels::reduce(mine, mine, source(r), count, call.dtype, call.op);
-    if (call.op == RedOp::kAvg) kernels::divideBy(mine, count, call.dtype, static_cast<uint64_t>(n));
+    foldInRankOrder(mine, source, n, count, call);
     // A rank that copies nothing out waits for nobody: the next chunk's
     // first op waits for every rank to publish this one, and the root reads
     // the folded blocks before it publishes that, so none is overwritten
@@ -488,9 +493,7 @@ Status runChunkedReduceAtRoot(const HostSlots& slots, uint32_t* opNumber, const 
       // In place, the output is rank 0's or 1's input, an operand of the
       // first fold: elementwise, each element is read before it is written.
       char* dst = out + off * es;
-      kernels::reduce(dst, source(0), source(1), len, call.dtype, call.op);
-      for (int r = 2; r < n; ++r) kernels::reduce(dst, dst, source(r), len, call.dtype, call.op);
-      if (call.op == RedOp::kAvg) kernels::divideBy(dst, len, call.dtype, static_cast<uint64_t>(n));
+      foldInRankOrder(dst, source, n, len, call);
     }
     off += len;
   }
@@ -569,9 +572,7 @@ Status runChunkedReduceScatter(const HostSlots& slots, uint32_t* opNumber, const
     auto source = [&](int r) {
       return r == me && !ownFromSlot ? in + me * block + off : slots.slot(r, op) + me * piece;
     };
-    kernels::reduce(out + off, source(0), source(1), count, call.dtype, call.op);
-    for (int r = 2; r < n; ++r) kernels::reduce(out + off, out + off, source(r), count, call.dtype, call.op);
-    if (call.op == RedOp::kAvg) kernels::divideBy(out + off, count, call.dtype, static_cast<uint64_t>(n));
+    foldInRankOrder(out + off, source, n, count, call);
   }
   return Status::ok();
 }
