@@ -21,19 +21,21 @@ struct AreaHeader {
   uint64_t magic;
   uint64_t nranks;
   uint64_t slotBytes;
+  uint64_t cellBytes;
 };
 
 size_t roundUp(size_t v, size_t to) { return (v + to - 1) / to * to; }
 
-void writeHeader(void* base, int nranks, size_t slotBytes) {
-  AreaHeader h{kMagic, static_cast<uint64_t>(nranks), slotBytes};
+void writeHeader(void* base, int nranks, size_t slotBytes, size_t cellBytes) {
+  AreaHeader h{kMagic, static_cast<uint64_t>(nranks), slotBytes, cellBytes};
   std::memcpy(base, &h, sizeof(h));
 }
 
-bool headerMatches(const void* base, int nranks, size_t slotBytes) {
+bool headerMatches(const void* base, int nranks, size_t slotBytes, size_t cellBytes) {
   AreaHeader h;
   std::memcpy(&h, base, sizeof(h));
-  return h.magic == kMagic && h.nranks == static_cast<uint64_t>(nranks) && h.slotBytes == slotBytes;
+  return h.magic == kMagic && h.nranks == static_cast<uint64_t>(nranks) && h.slotBytes == slotBytes &&
+         h.cellBytes == cellBytes;
 }
 
 // What rank 0 tells everyone: where the area is. Fixed size for allGather.
@@ -104,34 +106,48 @@ void HostSlots::allowPullsWithinThisProcess(PullWindow pulls) {
   pids_.assign(static_cast<size_t>(nranks_), getpid());
 }
 
-size_t HostSlots::areaBytes(int nranks, size_t slotBytes) {
-  const size_t stride = roundUp(sizeof(Control) + slotBytes, kLine);
-  return kLine + static_cast<size_t>(nranks) * kLine + static_cast<size_t>(nranks) * 2 * stride;
+size_t HostSlots::areaBytes(int nranks, size_t slotBytes, size_t cellBytes) {
+  const size_t n = static_cast<size_t>(nranks);
+  const size_t cells = n * kCells * (kLine + roundUp(cellBytes, kLine));
+  return kLine + n * kLine + cells + n * 2 * roundUp(slotBytes, kLine);
 }
 
-HostSlots::HostSlots(shm::Mapping mapping, int nranks, int rank, size_t slotBytes)
-    : mapping_(std::move(mapping)), nranks_(nranks), rank_(rank), slotBytes_(slotBytes) {
+HostSlots::HostSlots(shm::Mapping mapping, int nranks, int rank, size_t slotBytes, size_t cellBytes)
+    : mapping_(std::move(mapping)),
+      nranks_(nranks),
+      rank_(rank),
+      slotBytes_(slotBytes),
+      cellBytes_(cellBytes) {
   bind(static_cast<char*>(mapping_.get()));
 }
 
-HostSlots::HostSlots(std::shared_ptr<void> privateArea, int nranks, int rank, size_t slotBytes)
-    : privateArea_(std::move(privateArea)), nranks_(nranks), rank_(rank), slotBytes_(slotBytes) {
+HostSlots::HostSlots(std::shared_ptr<void> privateArea, int nranks, int rank, size_t slotBytes,
+                     size_t cellBytes)
+    : privateArea_(std::move(privateArea)),
+      nranks_(nranks),
+      rank_(rank),
+      slotBytes_(slotBytes),
+      cellBytes_(cellBytes) {
   bind(static_cast<char*>(privateArea_.get()));
 }
 
 void HostSlots::bind(char* base) {
   static_assert(sizeof(Control) == 16);
-  slotStride_ = roundUp(sizeof(Control) + slotBytes_, kLine);
+  static_assert((kCells & (kCells - 1)) == 0 && sizeof(Control) + kLineBytes == kLine);
+  slotStride_ = roundUp(slotBytes_, kLine);
+  cellStride_ = kLine + roundUp(cellBytes_, kLine);
   announcements_ = base + kLine;
-  slots_ = base + kLine + static_cast<size_t>(nranks_) * kLine;
+  cells_ = announcements_ + static_cast<size_t>(nranks_) * kLine;
+  slots_ = cells_ + static_cast<size_t>(nranks_) * kCells * cellStride_;
+  seen_.assign(static_cast<size_t>(nranks_), 0);
 }
 
-std::shared_ptr<void> HostSlots::makePrivateArea(int nranks, size_t slotBytes) {
-  const size_t bytes = areaBytes(nranks, slotBytes);
+std::shared_ptr<void> HostSlots::makePrivateArea(int nranks, size_t slotBytes, size_t cellBytes) {
+  const size_t bytes = areaBytes(nranks, slotBytes, cellBytes);
   void* p = std::aligned_alloc(kLine, roundUp(bytes, kLine));
   if (!p) return nullptr;
   std::memset(p, 0, bytes);
-  writeHeader(p, nranks, slotBytes);
+  writeHeader(p, nranks, slotBytes, cellBytes);
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
 }
 
@@ -164,10 +180,10 @@ Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, P
     if (removed > 0)
       BRAID_INFO("removed %d shared-memory segment(s) left in /dev/shm by dead processes", removed);
     std::string name;
-    const size_t bytes = areaBytes(n, slotBytes);
+    const size_t bytes = areaBytes(n, slotBytes, kCellBytes);
     Status made = shm::createNamedSegment(bytes, &name, &mapping);
     if (made.isOk() && name.size() < sizeof(offers[0].name)) {
-      writeHeader(mapping.get(), n, slotBytes);
+      writeHeader(mapping.get(), n, slotBytes, kCellBytes);
       std::memcpy(offers[0].name, name.c_str(), name.size() + 1);
       offers[0].slotBytes = slotBytes;
       offers[0].areaBytes = bytes;
@@ -188,14 +204,14 @@ Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, P
   const std::string name = offer.name;
 
   Status mine;
-  if (offer.areaBytes != areaBytes(n, offer.slotBytes))
+  if (offer.areaBytes != areaBytes(n, offer.slotBytes, kCellBytes))
     mine = remoteError("rank 0 offered a slot area of " + std::to_string(offer.areaBytes) +
-                       " bytes, expected " + std::to_string(areaBytes(n, offer.slotBytes)));
+                       " bytes, expected " + std::to_string(areaBytes(n, offer.slotBytes, kCellBytes)));
   else if (rank != 0 && slotBytes == 0)
     mine = notSupported("this rank declines shared slots (BRAID_TRANSPORT or BRAID_SHM_SLOT_BYTES=0)");
   else if (rank != 0)
     mine = shm::openNamedSegment(name, offer.areaBytes, &mapping);
-  if (mine.isOk() && !headerMatches(mapping.get(), n, offer.slotBytes))
+  if (mine.isOk() && !headerMatches(mapping.get(), n, offer.slotBytes, kCellBytes))
     mine = remoteError("the slot area " + name + " does not describe this communicator");
   std::vector<uint64_t> mapped(static_cast<size_t>(n), 0);
   mapped[static_cast<size_t>(rank)] = mine.isOk() ? 1 : 0;
@@ -208,7 +224,7 @@ Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, P
       BRAID_INFO("small collectives go without shared slots: rank %d could not map them", r);
       return Status::ok();
     }
-  std::unique_ptr<HostSlots> slots(new HostSlots(std::move(mapping), n, rank, offer.slotBytes));
+  std::unique_ptr<HostSlots> slots(new HostSlots(std::move(mapping), n, rank, offer.slotBytes, kCellBytes));
   if (offer.pullMinBlockBytes > 0) {
     bool all = false;
     BRAID_RETURN_IF_ERROR(probePulls(bootstrap, pulls.on(), &all, &slots->pids_));

@@ -26,6 +26,9 @@ namespace {
 using algo::Collective;
 
 constexpr size_t kSlotBytes = 2048;
+// Whole ops up to 256 bytes a rank go through the cells, larger ones through
+// the slots: the matrix runs both lanes.
+constexpr size_t kCellBytes = 256;
 
 // One op as every rank calls it; inputs and outputs per rank.
 struct Case {
@@ -193,10 +196,13 @@ class SlotGroup {
   // pulls: which all-to-alls are pulled.
   explicit SlotGroup(int n, int timeoutMs = 20000, bool streamOutput = false,
                      HostSlots::PullWindow pulls = kNoPulls)
-      : n_(n), streamOutput_(streamOutput), pulls_(pulls), area_(HostSlots::makePrivateArea(n, kSlotBytes)) {
+      : n_(n),
+        streamOutput_(streamOutput),
+        pulls_(pulls),
+        area_(HostSlots::makePrivateArea(n, kSlotBytes, kCellBytes)) {
     for (int r = 0; r < n; ++r) {
       auto rank = std::make_unique<Rank>();
-      rank->slots = std::make_unique<HostSlots>(area_, n, r, kSlotBytes);
+      rank->slots = std::make_unique<HostSlots>(area_, n, r, kSlotBytes, kCellBytes);
       if (pulls.on()) rank->slots->allowPullsWithinThisProcess(pulls);
       rank->ctx.halted = &rank->halted;
       rank->ctx.haltReasonFn = [](const void*) { return abortedError("halted by the test"); };
@@ -551,6 +557,59 @@ TEST(SlotCollectives, APeerThatGaveUpAfterPublishingFailsTheOpForLaterRanks) {
   EXPECT_NE(late.message().find("rank 0 gave up on this op"), std::string::npos) << late.message();
   EXPECT_EQ(group.rank(2).ctx.suspect, 0);
   EXPECT_EQ(y[2], 0) << "a failed op leaves the output alone";
+}
+
+// A rank that waits for nobody in an op whose data fits a cell (a reduce's
+// non-root, a broadcast's root) returns once it has published, and runs up to
+// kCells - 1 ops ahead of the ranks that read it, and no further: its next op
+// would overwrite a cell not yet read. The readers then find every one of
+// those inputs intact. One thread, so no timing is involved but the last
+// op's deadline.
+TEST(SlotCollectives, ARankThatWaitsForNobodyRunsAheadByOneOpLessThanTheCells) {
+  constexpr int32_t kAhead = HostSlots::kCells - 1;
+  struct Shape {
+    Collective collective;
+    int ahead;  // the rank that runs ahead
+  };
+  for (const Shape shape : {Shape{Collective::kReduce, 1}, Shape{Collective::kBroadcast, 0}}) {
+    SCOPED_TRACE(algo::collectiveName(shape.collective));
+    SlotGroup group(2, 300);
+    const Case c{shape.collective, DataType::kInt32, RedOp::kSum, 1, 0};
+    const int behind = 1 - shape.ahead;
+    int32_t unused = -1;
+    for (int32_t i = 0; i < kAhead; ++i) {
+      int32_t x = 100 + i;
+      ASSERT_TRUE(group.call(shape.ahead, c, &x, &unused).isOk()) << "op " << i;
+    }
+    int32_t x = 0;
+    Status held = group.call(shape.ahead, c, &x, &unused);
+    EXPECT_EQ(held.code(), Code::kTimeout) << held.message();
+    EXPECT_NE(
+        held.message().find("waiting for rank " + std::to_string(behind) + " to finish its previous op"),
+        std::string::npos)
+        << held.message();
+    for (int32_t i = 0; i < kAhead; ++i) {
+      int32_t mine = i, y = -1;
+      ASSERT_TRUE(group.call(behind, c, &mine, &y).isOk()) << "op " << i;
+      EXPECT_EQ(y, shape.collective == Collective::kReduce ? 100 + 2 * i : 100 + i) << "op " << i;
+    }
+  }
+}
+
+// Past a cell, the data goes through the slots, which alternate: a rank that
+// waits for nobody is then at most one op ahead.
+TEST(SlotCollectives, OpsPastACellRunAheadByOneOp) {
+  SlotGroup group(2, 300);
+  const size_t count = kCellBytes / sizeof(int32_t) + 1;
+  const Case c{Collective::kReduce, DataType::kInt32, RedOp::kSum, count, 0};
+  ASSERT_EQ(pathOf(c, 2), SlotPath::kWhole);
+  std::vector<int32_t> x(count, 1);
+  ASSERT_TRUE(group.call(1, c, x.data(), nullptr).isOk());
+  Status held = group.call(1, c, x.data(), nullptr);
+  EXPECT_EQ(held.code(), Code::kTimeout) << held.message();
+  std::vector<int32_t> y(count, -1);
+  ASSERT_TRUE(group.call(0, c, x.data(), y.data()).isOk());
+  EXPECT_EQ(y, std::vector<int32_t>(count, 2));
 }
 
 TEST(SlotCollectives, ARankThatNeverComesTimesOutNamingIt) {
