@@ -96,6 +96,27 @@ class Waiter {
   uint64_t signature() const { return signature_; }
   const SlotCall& call() const { return call_; }
 
+  // Waits for every other rank to publish op `opNumber` only as long as a
+  // wait spins before it sleeps (ctx.spinNs); false when they did not, or
+  // the op was halted (the wait after it reports that). Never an error.
+  bool waitBriefly(uint32_t opNumber) {
+    uint64_t since = 0;
+    for (int r = 0; r < slots_.nranks(); ++r) {
+      for (unsigned i = 1; r != slots_.rank() && !slots_.hasPublished(r, opNumber); ++i) {
+        if (ctx_.halted && ctx_.halted->load(std::memory_order_relaxed)) return false;
+        if (ctx_.yieldWhileSpinning)
+          sched_yield();
+        else
+          cpuRelax();
+        if (i % 64 != 0) continue;
+        const uint64_t now = nowNs();
+        if (since == 0) since = now;
+        if (now - since >= static_cast<uint64_t>(ctx_.spinNs)) return false;
+      }
+    }
+    return true;
+  }
+
   // Every rank but this one when who == kEveryone, else rank `who`.
   Status wait(int who, uint32_t opNumber, const char* why) {
     if (who == kNobody) return Status::ok();
@@ -367,11 +388,15 @@ Status exchange(const HostSlots& slots, Waiter& waiter, uint32_t opNumber, Lane 
                 size_t bytes, int who, const char* why, ExecutionContext& ctx) {
   // Everyone is past the last read of what is written now once it has
   // published this op (usually seen in an earlier op already). A rank that
-  // ran a whole window of cells ahead waits until the others are half a
-  // window behind it: then it runs kCells / 2 ops on before it looks at
-  // their lines again, rather than handing lines to and fro at every op.
-  uint32_t past = HostSlots::reusableAfter(opNumber, lane);
-  if (lane != Lane::kSlot && !slots.sawEveryonePublish(past)) past = opNumber - HostSlots::kCells / 2;
+  // ran a window of cells ahead first waits a while (a spin's length) for the
+  // others to be half a window behind it: then it runs kCells / 2 ops on
+  // before it looks at their lines again, rather than taking a line from a
+  // peer about to write it at every op. Only a while: a peer held elsewhere
+  // (in a call on another communicator that waits for this rank's next one)
+  // must not hold this rank where the cell itself is free.
+  const uint32_t past = HostSlots::reusableAfter(opNumber, lane);
+  if (lane != Lane::kSlot && !slots.sawEveryonePublish(past))
+    waiter.waitBriefly(opNumber - HostSlots::kCells / 2);
   BRAID_RETURN_IF_ERROR(waiter.wait(kEveryone, past, "to finish its previous op"));
   if (data != nullptr && bytes > 0) fillSlot(slots.myData(opNumber, lane), data, bytes, waiter.call());
   slots.setMySignature(opNumber, waiter.signature());

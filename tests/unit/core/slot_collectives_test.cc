@@ -596,6 +596,26 @@ TEST(SlotCollectives, ARankThatWaitsForNobodyRunsAheadByOneOpLessThanTheCells) {
   }
 }
 
+// A rank a window ahead would rather wait until its readers are half a window
+// behind, but not longer than a spin where the cell it needs is free: here
+// its root stops after 10 ops (held elsewhere, say), and the non-root still
+// gets exactly as far as the cells allow, 63 ops past the root's last.
+TEST(SlotCollectives, ARankAWindowAheadGoesOnWhereItsCellIsFree) {
+  constexpr int32_t kCells = HostSlots::kCells, kRootCalls = 10;
+  SlotGroup group(2, 300);
+  for (int r = 0; r < 2; ++r) group.rank(r).ctx.spinNs = 100000;  // 0.1 ms a brief wait
+  const Case c{Collective::kReduce, DataType::kInt32, RedOp::kSum, 1, 0};
+  int32_t x = 1, y = -1;
+  for (int32_t i = 0; i < kRootCalls; ++i) ASSERT_TRUE(group.call(1, c, &x, nullptr).isOk()) << "op " << i;
+  for (int32_t i = 0; i < kRootCalls; ++i) {
+    ASSERT_TRUE(group.call(0, c, &x, &y).isOk()) << "root op " << i;
+    EXPECT_EQ(y, 2);
+  }
+  int32_t made = kRootCalls;
+  while (made < kRootCalls + kCells && group.call(1, c, &x, nullptr).isOk()) ++made;
+  EXPECT_EQ(made, kRootCalls + kCells - 1);
+}
+
 // Past a cell, the data goes through the slots, which alternate: a rank that
 // waits for nobody is then at most one op ahead.
 TEST(SlotCollectives, OpsPastACellRunAheadByOneOp) {
