@@ -104,10 +104,7 @@ class Waiter {
     for (int r = 0; r < slots_.nranks(); ++r) {
       for (unsigned i = 1; r != slots_.rank() && !slots_.hasPublished(r, opNumber); ++i) {
         if (ctx_.halted && ctx_.halted->load(std::memory_order_relaxed)) return false;
-        if (ctx_.yieldWhileSpinning)
-          sched_yield();
-        else
-          cpuRelax();
+        pause();
         if (i % 64 != 0) continue;
         const uint64_t now = nowNs();
         if (since == 0) since = now;
@@ -141,10 +138,7 @@ class Waiter {
         return Status(reason.code(), ctx_.opName() + ": " + reason.message() + " while waiting for rank " +
                                          std::to_string(r) + " " + why + " (shared slots)");
       }
-      if (ctx_.yieldWhileSpinning)
-        sched_yield();
-      else
-        cpuRelax();
+      pause();
       if (i % 64 != 0) continue;
       if (HostSlots::OtherCall theirs; slots_.announcedOther(r, call_.ticket, signature_, &theirs)) {
         // Rank r is in another call at this place: one the executor runs
@@ -168,6 +162,14 @@ class Waiter {
       slots_.sleepUntilPublished(r, opNumber, deadline_.remainingMs(kSleepCapMs));
     }
     return Status::ok();
+  }
+
+  // One poll's pause: a yield where ranks share cores, else a spin hint.
+  void pause() const {
+    if (ctx_.yieldWhileSpinning)
+      sched_yield();
+    else
+      cpuRelax();
   }
 
   const HostSlots& slots_;
@@ -418,11 +420,9 @@ Status exchange(const HostSlots& slots, Waiter& waiter, uint32_t opNumber, Lane 
 // every other, nobody can run ahead, and the data stays in the two slots:
 // spread over all the cells it would leave the L1 cache (2-rank all-reduces
 // of 512 B and 4 KiB took 7% and 15% longer through the cells).
-Lane wholeLane(const SlotCall& call, const HostSlots& slots) {
-  size_t root = 0, other = 0;
-  publishedBytes(call.collective, call.count, call.dtype, slots.nranks(), true, &root);
-  publishedBytes(call.collective, call.count, call.dtype, slots.nranks(), false, &other);
-  const size_t most = std::max(root, other);
+// rootBytes / otherBytes: what the root and the other ranks publish.
+Lane wholeLane(const SlotCall& call, const HostSlots& slots, size_t rootBytes, size_t otherBytes) {
+  const size_t most = std::max(rootBytes, otherBytes);
   if (most <= HostSlots::kLineBytes) return Lane::kLine;
   const int n = slots.nranks();
   const bool someoneRunsAhead =
@@ -432,10 +432,12 @@ Lane wholeLane(const SlotCall& call, const HostSlots& slots) {
 
 Status runWhole(const HostSlots& slots, uint32_t opNumber, const SlotCall& call, ExecutionContext& ctx) {
   Waiter waiter(slots, call, ctx);
-  size_t bytes = 0;
-  publishedBytes(call.collective, call.count, call.dtype, slots.nranks(), slots.rank() == call.root, &bytes);
+  size_t rootBytes = 0, otherBytes = 0;
+  publishedBytes(call.collective, call.count, call.dtype, slots.nranks(), true, &rootBytes);
+  publishedBytes(call.collective, call.count, call.dtype, slots.nranks(), false, &otherBytes);
+  const size_t bytes = slots.rank() == call.root ? rootBytes : otherBytes;
   const int who = sources(call, slots.rank());
-  const Lane lane = wholeLane(call, slots);
+  const Lane lane = wholeLane(call, slots, rootBytes, otherBytes);
   BRAID_RETURN_IF_ERROR(
       exchange(slots, waiter, opNumber, lane, call.input, bytes, who, "to publish its input", ctx));
   // Where everyone is past the last use of this rank's next cell (always
