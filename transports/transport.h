@@ -57,6 +57,10 @@ struct DeviceProperties {
 // What a transport can do, so callers ask instead of crashing on a stub.
 struct Capabilities {
   bool needsRegistration = false;  // regMr must be called before isend/irecv
+  // regMr makes handles that spare isend / irecv a registration of their
+  // own (ibverbs: ibv_reg_mr pins pages, milliseconds for a large buffer);
+  // elsewhere it is a no-op and callers need not call it.
+  bool registersMemory = false;
   bool deviceMemory = false;       // can send from / receive into GPU memory
   // Both ends prove the secret to each other. Where only the connector can
   // (netplugin: its connections carry data one way), a connector without the
@@ -121,7 +125,12 @@ class Transport {
                         uint64_t* connectorId) = 0;
 
   // Memory registration hooks (a no-op returning a null handle where
-  // capabilities().needsRegistration is false).
+  // capabilities() has neither needsRegistration nor registersMemory).
+  // A handle covers [data, data + size): isend / irecv take it for a message
+  // inside that range (a message outside it is refused), and null for any
+  // other. Unlike the rest of a transport, these two may be called from any
+  // thread while the executor uses the transport's comms, as long as a handle
+  // is deregistered only once no request posted with it is in flight.
   virtual Status regMr(void* data, size_t size, void** mhandle) {
     (void)data, (void)size;
     *mhandle = nullptr;

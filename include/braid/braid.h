@@ -199,6 +199,18 @@ BRAID_API braidResult_t braidCommAbort(braidComm_t comm);
 BRAID_API braidResult_t braidCommDumpTrace(braidComm_t comm, const char* path);
 /* Success, or the first error an asynchronous operation hit. Never blocks. */
 BRAID_API braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* asyncError);
+/* Registers [buff, buff + size) with the communicator's transports that pin
+ * memory for the network (ibverbs), so that messages of later calls inside
+ * it go without a registration of their own; as ncclCommRegister. Over the
+ * other transports (tcp, shm, ucx) it records the range and moves nothing.
+ * The buffer must stay mapped until braidCommDeregister (or the
+ * communicator's destruction); ranges may overlap. Local to this rank: the
+ * others need not register alike. Thread-safe. */
+BRAID_API braidResult_t braidCommRegister(const braidComm_t comm, void* buff, size_t size, void** handle);
+/* Ends a registration; an operation still running over the buffer keeps it
+ * until it completes. A handle this communicator did not make (or already
+ * deregistered) is braidInvalidArgument. */
+BRAID_API braidResult_t braidCommDeregister(const braidComm_t comm, void* handle);
 BRAID_API braidResult_t braidCommCount(const braidComm_t comm, int* count);
 BRAID_API braidResult_t braidCommUserRank(const braidComm_t comm, int* rank);
 

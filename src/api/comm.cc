@@ -180,6 +180,33 @@ braidResult_t braidCommDumpTrace(braidComm_t comm, const char* path) {
   return api::report(comm, st);
 }
 
+braidResult_t braidCommRegister(const braidComm_t comm, void* buff, size_t size, void** handle) {
+  const char* fn = "braidCommRegister";
+  api::CommPin pin(comm);  // a concurrent braidCommAbort frees the handle after this call
+  Status st = api::checkComm(fn, comm);
+  if (st.isOk() && handle == nullptr) st = braid::invalidArgument(std::string(fn) + ": handle is NULL");
+  if (st.isOk() && buff == nullptr) st = braid::invalidArgument(std::string(fn) + ": buff is NULL");
+  if (st.isOk() && size == 0) st = braid::invalidArgument(std::string(fn) + ": size is 0");
+  if (st.isOk() && reinterpret_cast<uintptr_t>(buff) > UINTPTR_MAX - size)
+    st = braid::invalidArgument(std::string(fn) + ": buff + size (" + std::to_string(size) +
+                                " bytes) wraps around the address space");
+  if (!st.isOk()) return api::report(comm, st);
+  st = comm->impl->registerBuffer(buff, size, handle);
+  if (!st.isOk()) st = Status(st.code(), std::string(fn) + ": " + st.message());
+  return api::report(comm, st);
+}
+
+braidResult_t braidCommDeregister(const braidComm_t comm, void* handle) {
+  const char* fn = "braidCommDeregister";
+  api::CommPin pin(comm);  // a concurrent braidCommAbort frees the handle after this call
+  Status st = api::checkComm(fn, comm);
+  if (st.isOk() && handle == nullptr) st = braid::invalidArgument(std::string(fn) + ": handle is NULL");
+  if (!st.isOk()) return api::report(comm, st);
+  st = comm->impl->deregisterBuffer(handle);
+  if (!st.isOk()) st = Status(st.code(), std::string(fn) + ": " + st.message());
+  return api::report(comm, st);
+}
+
 braidResult_t braidCommCount(const braidComm_t comm, int* count) {
   Status st = api::checkComm("braidCommCount", comm);
   if (st.isOk() && count == nullptr) st = braid::invalidArgument("braidCommCount: count is NULL");

@@ -93,6 +93,10 @@ Status Communicator::create(int nranks, const bootstrap::UniqueId& id, int rank,
   BRAID_RETURN_IF_ERROR(Watchdog::create(*comm->bootstrap_, wd, [raw](const Fault& f) { raw->onFault(f); },
                                          &comm->watchdog_));
   BRAID_RETURN_IF_ERROR(comm->connectPeers());
+  std::vector<transport::Transport*> transports;
+  for (auto& t : comm->connections_.transports) transports.push_back(t.get());
+  comm->registrations_ = std::make_unique<Registrations>(std::move(transports));
+  if (comm->registrations_->registersAny()) comm->memory_.registerBlocksWith(comm->registrations_.get());
   BRAID_RETURN_IF_ERROR(comm->establishSlots());
   comm->choosePolling();
   if (!config.traceDir.empty()) watchForTraceSignal(comm);
@@ -431,7 +435,12 @@ Status Communicator::runTurn(std::unique_lock<FutexMutex>& lock, uint64_t ticket
     slots_->announce(ticket, slotSignature(call), call.count);
     if (op.slotPath != SlotPath::kNone) status = runOnSlots(*slots_, &slotOps_, call, ctx);
   }
-  if (status.isOk() && op.slotPath == SlotPath::kNone) status = execute(*op.plan, op.buffers.view(), ctx);
+  if (status.isOk() && op.slotPath == SlotPath::kNone) {
+    // Held until the op ends: a range deregistered meanwhile stays registered for it.
+    const std::shared_ptr<const Registrations::Table> registered = registrations_->snapshot();
+    ctx.registered = registered.get();
+    status = execute(*op.plan, op.buffers.view(), ctx);
+  }
   // Aborted while it ran: it may have completed with what peers had sent, but
   // the caller asked for it to stop, and gets Aborted as every other op does.
   if (status.isOk() && aborted_.load())
@@ -490,6 +499,12 @@ static bool maybeCollateral(const Status& s) {
     if (s.message().find(firstHand) != std::string::npos) return false;
   return true;
 }
+
+Status Communicator::registerBuffer(void* data, size_t size, void** handle) {
+  return registrations_->add(data, size, handle);
+}
+
+Status Communicator::deregisterBuffer(void* handle) { return registrations_->remove(handle); }
 
 Status Communicator::settle(const Status& local, const ExecutionContext& ctx) {
   if (aborted_.load())  // whatever broke after our own abort, the abort is the cause

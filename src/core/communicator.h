@@ -41,6 +41,7 @@
 #include "core/host_slots.h"
 #include "core/op.h"
 #include "core/plan_cache.h"
+#include "core/registrations.h"
 #include "core/watchdog.h"
 #include "topo/comm_view.h"
 
@@ -133,6 +134,11 @@ class Communicator {
   std::mutex& ipcWorkspacesMutex() { return ipcWorkspacesMu_; }
   std::shared_ptr<IpcWorkspaces>& ipcWorkspaces() { return ipcWorkspaces_; }
 
+  // braidCommRegister / braidCommDeregister: buffers the transports register
+  // once instead of per message (registrations.h). Thread-safe.
+  Status registerBuffer(void* data, size_t size, void** handle);
+  Status deregisterBuffer(void* handle);
+
   // Writes the flight recorder as JSON to `path` ("" = the default file in
   // BRAID_TRACE_DIR, or the current directory).
   Status dumpTrace(const std::string& path) const;
@@ -186,6 +192,8 @@ class Communicator {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   Connections connections_;
   ExecutorMemory memory_;
+  // After connections_, so that it deregisters while the transports live.
+  std::unique_ptr<Registrations> registrations_;  // set once the peers are connected
   PlanCache plans_;
   std::unique_ptr<HostSlots> slots_;
   Plan slotsPlan_, chunkedSlotsPlan_,

@@ -26,6 +26,9 @@ struct PeerLink {
   // the peer's (exchanged at init), so both ends cut a transfer into the
   // same messages.
   size_t maxMessageBytes = 0;
+  // The transport's Capabilities::registersMemory: its messages go with the
+  // handles of registered memory (registrations.h).
+  bool registersMemory = false;
 };
 
 struct Connections {

@@ -23,10 +23,27 @@ char* ExecutorMemory::ensure(std::vector<Block>& blocks, size_t index, size_t by
   if (blocks.size() <= index) blocks.resize(index + 1);
   Block& b = blocks[index];
   if (b.bytes < bytes) {
+    b.registration.reset();
     b.data.reset(new char[bytes]);
     b.bytes = bytes;
+    if (registrations_ != nullptr) {
+      // Unregistered, the block still works: its messages register each.
+      Status st = registrations_->registerOwn(b.data.get(), bytes, &b.registration);
+      if (!st.isOk() && !warnedRegistration_) {
+        warnedRegistration_ = true;
+        BRAID_WARN("could not register %zu bytes of staging memory (messages through it register each): %s",
+                   bytes, st.message().c_str());
+      }
+    }
   }
   return b.data.get();
+}
+
+void* ExecutorMemory::handleFor(const transport::Transport* transport, const void* data, size_t bytes) const {
+  for (const std::vector<Block>* blocks : {&staging_, &scratch_})
+    for (const Block& b : *blocks)
+      if (b.registration && b.registration->covers(data, bytes)) return b.registration->handleFor(transport);
+  return nullptr;
 }
 
 char* ExecutorMemory::staging(size_t slot, size_t bytes) { return ensure(staging_, slot, bytes); }
@@ -187,9 +204,14 @@ Status Run::issue(int peer, bool isRecv) {
     for (size_t m = 0; m < messages; ++m) {
       f.bytes = std::min(most, bytes - m * most);
       char* at = data + m * most;
+      void* mhandle = nullptr;
+      if (link.registersMemory) {
+        if (ctx_.registered) mhandle = Registrations::find(*ctx_.registered, link.transport, at, f.bytes);
+        if (mhandle == nullptr) mhandle = ctx_.memory->handleFor(link.transport, at, f.bytes);
+      }
       Status status =
-          isRecv ? link.recv->irecv(at, f.bytes, wireTag(st.tagKind, link.received++), nullptr, &f.request)
-                 : link.send->isend(at, f.bytes, wireTag(st.tagKind, link.sent++), nullptr, &f.request);
+          isRecv ? link.recv->irecv(at, f.bytes, wireTag(st.tagKind, link.received++), mhandle, &f.request)
+                 : link.send->isend(at, f.bytes, wireTag(st.tagKind, link.sent++), mhandle, &f.request);
       if (!status.isOk()) return failedStep(std::move(status), st, true);
       st_.inFlight.push_back(f);
     }

@@ -25,6 +25,7 @@
 #include "base/status.h"
 #include "core/connections.h"
 #include "core/plan.h"
+#include "core/registrations.h"
 
 namespace braid::core {
 
@@ -63,15 +64,28 @@ class ExecutorMemory {
   char* staging(size_t slot, size_t bytes);
   char* scratch(size_t index, size_t bytes);
   RunState& runState() { return state_; }
+  // From now on each block is registered, as it is made, with the transports
+  // that register memory (ibverbs), so that the messages received into
+  // staging or sent from scratch are not each registered (registrations.h).
+  // `registrations` must outlive the runs that make blocks.
+  void registerBlocksWith(Registrations* registrations) { registrations_ = registrations; }
+  // The handle `transport` has for the block holding [data, data + bytes),
+  // or null (not a block, or not registered).
+  void* handleFor(const transport::Transport* transport, const void* data, size_t bytes) const;
 
  private:
   struct Block {
+    // Declared first, so destroyed last: the old data is freed only after
+    // its registration ended (ensure() resets both in that order too).
     std::unique_ptr<char[]> data;
     size_t bytes = 0;
+    std::shared_ptr<const Registrations::Range> registration;
   };
-  static char* ensure(std::vector<Block>& blocks, size_t index, size_t bytes);
+  char* ensure(std::vector<Block>& blocks, size_t index, size_t bytes);
   std::vector<Block> staging_, scratch_;
   RunState state_;
+  Registrations* registrations_ = nullptr;
+  bool warnedRegistration_ = false;
 };
 
 struct ExecutionContext {
@@ -105,6 +119,9 @@ struct ExecutionContext {
   uint64_t opSeq = 0;
   std::string opName() const { return std::string(opKind) + " #" + std::to_string(opSeq); }
   int suspect = -1;    // out: on failure, the peer whose link or silence failed the op (-1: none)
+  // The buffers registered with the communicator (null: none): a message in
+  // one goes with its transport's handle.
+  const Registrations::Table* registered = nullptr;
 };
 
 // "4 B", "64 KiB", "3 MiB": sizes for error messages.

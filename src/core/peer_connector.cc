@@ -110,6 +110,7 @@ Status connectPeers(bootstrap::Bootstrap& bs, const PeerSetup& s, Connections* o
     if (p == me) continue;
     PeerLink& link = out->peers[p];
     link.transport = made[slotFor[p]].get();
+    link.registersMemory = link.transport->capabilities().registersMemory;
     const int slot = slotFor[p];
     link.maxMessageBytes = smallestLimit(table[me].maxMessageBytes[slot], table[p].maxMessageBytes[slot]);
   }

@@ -265,6 +265,28 @@ std::vector<BadCall> badCalls(braidComm_t comm, int rank, uint8_t* arena, size_t
   add("RedOpDestroy built-in op", "built-in", [=] { return braidRedOpDestroy(braidSum, comm); });
   add("RedOpDestroy destroyed op", "op", [=] { return braidRedOpDestroy(goneOp, comm); });
   add("RedOpDestroy op 99", "op", [=] { return braidRedOpDestroy(kBadOp, comm); });
+  // Registration: a bad range, a NULL or foreign handle, one deregistered twice.
+  void* handle = nullptr;
+  void* arenaStart = s;
+  add("CommRegister handle NULL", "handle", [=] { return braidCommRegister(comm, arenaStart, 64, nullptr); });
+  add("CommRegister buff NULL", "buff", [=] {
+    void* h = nullptr;
+    return braidCommRegister(comm, nullptr, 64, &h);
+  });
+  add("CommRegister size 0", "size", [=] {
+    void* h = nullptr;
+    return braidCommRegister(comm, arenaStart, 0, &h);
+  });
+  add("CommRegister wraps", "wraps", [=] {
+    void* h = nullptr;
+    return braidCommRegister(comm, arenaStart, SIZE_MAX, &h);
+  });
+  add("CommDeregister handle NULL", "handle", [=] { return braidCommDeregister(comm, nullptr); });
+  add("CommDeregister foreign handle", "not a registration",
+      [=] { return braidCommDeregister(comm, arenaStart); });
+  EXPECT_EQ(braidCommRegister(comm, arenaStart, 64, &handle), braidSuccess);
+  EXPECT_EQ(braidCommDeregister(comm, handle), braidSuccess);
+  add("CommDeregister twice", "deregistered", [=] { return braidCommDeregister(comm, handle); });
   // Queries with a NULL result pointer.
   add("CommCount count NULL", "count", [=] { return braidCommCount(comm, nullptr); });
   add("CommUserRank rank NULL", "rank", [=] { return braidCommUserRank(comm, nullptr); });

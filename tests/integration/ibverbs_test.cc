@@ -4,6 +4,8 @@
 // memory: one RDMA fabric across the rank processes, data moved between them
 // by process_vm_readv / writev. On an RDMA host the same test runs over the
 // real libibverbs when BRAID_IB_LIBRARY is left unset outside.
+#include <braid/braid.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -11,7 +13,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
+#include "harness.h"
 #include "transport_matrix.h"
 
 namespace braid::itest {
@@ -60,6 +64,98 @@ TEST_P(IbVerbs, SmallInMessagesOf4KiB) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, IbVerbs, ::testing::Values(TransportShape{3, 0}, TransportShape{4, 2}),
                          [](const auto& p) { return shapeName("ibverbs", p.param); });
+
+// ibv_reg_mr calls this rank made so far (the fake library's count).
+uint64_t registrations() {
+  void* lib = dlopen(BRAID_FAKE_VERBS_PATH, RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return 0;
+  auto count = reinterpret_cast<uint64_t (*)()>(dlsym(lib, "braid_fake_verbs_registrations"));
+  const uint64_t n = count ? count() : 0;
+  dlclose(lib);
+  return n;
+}
+
+// braidCommRegister as a training loop uses it: the buffers registered once,
+// then many calls. Registered, neither an all-gather (every message between
+// the users' buffers) nor an all-reduce (whose receives that reduce land in
+// braid's staging, registered when it was made) registers anything per
+// message; unregistered, each message into or out of a user buffer does.
+// Deregistered, the calls go on as before.
+TEST(IbVerbsRegistered, CallsOverRegisteredBuffersRegisterNothingPerMessage) {
+  RunOptions o;
+  o.nranks = 3;
+  o.init = false;
+  o.limitSeconds = 60;
+  const std::string fabric = "/braid-fake-verbs-" + std::to_string(getpid()) + "-registered";
+  runRanks(o, [&](RankContext& ctx) {
+    setenv("BRAID_IB_LIBRARY", BRAID_FAKE_VERBS_PATH, 1);
+    setenv("BRAID_FAKE_VERBS_FABRIC", fabric.c_str(), 1);
+    setenv("BRAID_SOCKET_IFNAME", "lo", 1);
+    setenv("BRAID_TRANSPORT", "ibverbs", 1);
+    braidConfig_t cfg = BRAID_CONFIG_INITIALIZER;
+    cfg.timeoutMs = 30000;
+    ASSERT_EQ(braidCommInitRankConfig(&ctx.comm, ctx.nranks, ctx.id, ctx.rank, &cfg), braidSuccess)
+        << braidGetLastError(nullptr);
+    constexpr size_t kCount = 64 << 10;  // floats a rank: 256 KiB, past the 8 KiB bounce slots
+    constexpr int kCalls = 4;
+    std::vector<float> mine(kCount), all(kCount * ctx.nranks), sum(kCount * ctx.nranks);
+    for (size_t i = 0; i < kCount; ++i) mine[i] = static_cast<float>(ctx.rank * 1000 + i % 997);
+    auto allGathers = [&] {
+      for (int call = 0; call < kCalls; ++call) {
+        std::fill(all.begin(), all.end(), -1.0f);
+        ASSERT_EQ(braidAllGather(mine.data(), all.data(), kCount, braidFloat32, ctx.comm, nullptr),
+                  braidSuccess)
+            << braidGetLastError(ctx.comm);
+        for (int r = 0; r < ctx.nranks; ++r)
+          for (size_t i = 0; i < kCount; i += 101)
+            ASSERT_EQ(all[r * kCount + i], static_cast<float>(r * 1000 + i % 997))
+                << "rank " << r << " i " << i;
+      }
+    };
+    auto allReduces = [&] {
+      for (int call = 0; call < kCalls; ++call) {
+        ASSERT_EQ(
+            braidAllReduce(all.data(), sum.data(), all.size(), braidFloat32, braidSum, ctx.comm, nullptr),
+            braidSuccess)
+            << braidGetLastError(ctx.comm);
+        for (size_t i = 0; i < sum.size(); i += 89)
+          ASSERT_EQ(sum[i], 3.0f * all[i]) << i;  // every rank gathered the same
+      }
+    };
+    ASSERT_NO_FATAL_FAILURE(allGathers());  // plans made, staging made, connections warm
+    ASSERT_NO_FATAL_FAILURE(allReduces());
+    uint64_t before = registrations();
+    ASSERT_NO_FATAL_FAILURE(allGathers());
+    const uint64_t gatherUnregistered = registrations() - before;
+    before = registrations();
+    ASSERT_NO_FATAL_FAILURE(allReduces());
+    const uint64_t reduceUnregistered = registrations() - before;
+
+    void *hMine = nullptr, *hAll = nullptr, *hSum = nullptr;
+    ASSERT_EQ(braidCommRegister(ctx.comm, mine.data(), mine.size() * sizeof(float), &hMine), braidSuccess)
+        << braidGetLastError(ctx.comm);
+    ASSERT_EQ(braidCommRegister(ctx.comm, all.data(), all.size() * sizeof(float), &hAll), braidSuccess);
+    ASSERT_EQ(braidCommRegister(ctx.comm, sum.data(), sum.size() * sizeof(float), &hSum), braidSuccess);
+    before = registrations();
+    ASSERT_NO_FATAL_FAILURE(allGathers());
+    const uint64_t gatherRegistered = registrations() - before;
+    before = registrations();
+    ASSERT_NO_FATAL_FAILURE(allReduces());
+    const uint64_t reduceRegistered = registrations() - before;
+    EXPECT_GT(gatherUnregistered, 0u);
+    EXPECT_EQ(gatherRegistered, 0u);
+    EXPECT_GT(reduceUnregistered, 0u);
+    EXPECT_EQ(reduceRegistered, 0u);
+
+    EXPECT_EQ(braidCommDeregister(ctx.comm, hMine), braidSuccess);
+    EXPECT_EQ(braidCommDeregister(ctx.comm, hAll), braidSuccess);
+    EXPECT_EQ(braidCommDeregister(ctx.comm, hSum), braidSuccess);
+    before = registrations();
+    ASSERT_NO_FATAL_FAILURE(allGathers());
+    EXPECT_EQ(registrations() - before, gatherUnregistered);
+  });
+  shm_unlink(fabric.c_str());
+}
 
 }  // namespace
 }  // namespace braid::itest

@@ -48,7 +48,8 @@ Trainer::Trainer(const TrainerOptions& o, braidComm_t comm, int rank, int nranks
 }
 
 Trainer::~Trainer() {
-  if (stream_) braidStreamDestroy(stream_);
+  if (stream_) braidStreamDestroy(stream_);  // waits for the queued steps, which use the gradients
+  if (gradsHandle_) braidCommDeregister(comm_, gradsHandle_);
 }
 
 std::string Trainer::step(int64_t s, Timings* t, double* lossSum, double* correct) {
@@ -194,6 +195,12 @@ std::string Trainer::run() {
   if (o_.overlap)
     if (braidResult_t rc = braidStreamCreate(&stream_); rc != braidSuccess)
       return braidFailed("braidStreamCreate", rc, nullptr);
+  // The gradients are all-reduced every step from one buffer, so it is
+  // registered once, as data-parallel frameworks register their buckets: over
+  // RDMA its messages then pin nothing (elsewhere this records the range).
+  if (braidResult_t rc = braidCommRegister(comm_, mlp_.grads(), mlp_.size() * sizeof(float), &gradsHandle_);
+      rc != braidSuccess)
+    return braidFailed("braidCommRegister (MLP gradients)", rc, comm_);
   int64_t start = 0;
   if (o_.resume) {
     if (std::string e = load(&start); !e.empty()) return e;

@@ -42,6 +42,7 @@ class Trainer {
   Mlp mlp_;
   EmbeddingShard shard_;
   braidStream_t stream_ = nullptr;
+  void* gradsHandle_ = nullptr;  // braidCommRegister's, for mlp_.grads()
   int inputs_;
   // Per-step buffers (see exchange.h for the layouts).
   std::vector<float> dense_, labels_, x_, dx_, embBySample_, embByOwner_, gradByOwner_, gradBySample_;

@@ -8,6 +8,7 @@
 
 #include "base/deadline.h"
 #include "base/log.h"
+#include "transports/ibverbs/ib_memory.h"
 
 namespace braid::ibverbs {
 namespace {
@@ -29,7 +30,7 @@ IbComm::~IbComm() {
   // Registrations end before the queue pair: a peer still writing gets an
   // access error instead of reaching memory its owner may free.
   for (IbRequest* r : requests_)
-    if (r->mr) qp_->deregister(r->mr);
+    if (r->ownsMr) qp_->deregister(r->mr);
 }
 
 IbRequest* IbComm::newRequest(uint32_t tag, void* data, size_t size) {
@@ -41,6 +42,7 @@ IbRequest* IbComm::newRequest(uint32_t tag, void* data, size_t size) {
   free_.pop_back();
   r->bytes = r->written = 0;
   r->mr = nullptr;
+  r->ownsMr = false;
   r->announced = r->posted = r->done = false;
   r->remote = 0;
   r->rkey = 0;
@@ -56,19 +58,39 @@ IbRequest* IbComm::newRequest(uint32_t tag, void* data, size_t size) {
 void IbComm::finish(IbRequest* r, size_t bytes) {
   r->bytes = bytes;
   r->done = true;
-  if (r->mr) {
-    qp_->deregister(r->mr);
-    r->mr = nullptr;
-  }
+  if (r->ownsMr) qp_->deregister(r->mr);
+  r->mr = nullptr;
+  r->ownsMr = false;
 }
 
 void IbComm::release(IbRequest* r) {
-  if (r->mr) {
-    qp_->deregister(r->mr);
-    r->mr = nullptr;
-  }
+  if (r->ownsMr) qp_->deregister(r->mr);
+  r->mr = nullptr;
+  r->ownsMr = false;
   requests_.erase(std::find(requests_.begin(), requests_.end(), r));
   free_.push_back(r);
+}
+
+Status IbComm::registrationFor(const void* data, size_t size, void* mhandle, bool forReceive,
+                               ibv_mr** mr) const {
+  *mr = nullptr;
+  if (mhandle == nullptr) return Status::ok();
+  const auto* memory = static_cast<const IbMemory*>(mhandle);
+  if (!memory->covers(data, size))
+    return invalidArgument(std::string("ibverbs ") + (forReceive ? "irecv" : "isend") + ": " +
+                           std::to_string(size) + " bytes outside the registered buffer passed with them");
+  if (forReceive && !memory->writable()) return Status::ok();
+  *mr = memory->in(qp_->pd());
+  if (*mr == nullptr)
+    return internalError("ibverbs: a registered buffer has no registration on " + qp_->portName());
+  return Status::ok();
+}
+
+Status IbComm::registerForMessage(IbRequest* r, bool remoteWrite) {
+  if (r->mr != nullptr) return Status::ok();
+  BRAID_RETURN_IF_ERROR(qp_->registerBuffer(r->data, r->size, remoteWrite, &r->mr));
+  r->ownsMr = true;
+  return Status::ok();
 }
 
 Status IbComm::fail(Status st) {

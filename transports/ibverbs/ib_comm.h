@@ -33,7 +33,8 @@ struct IbRequest : transport::Request {
   size_t size = 0;         // send: the message; recv: the capacity
   size_t bytes = 0;        // what arrived (recv) or went (send)
   size_t written = 0;      // send: bytes posted so far
-  ibv_mr* mr = nullptr;    // the caller's buffer, registered for this message
+  ibv_mr* mr = nullptr;    // the caller's buffer, registered for this message or by regMr
+  bool ownsMr = false;     // mr was registered for this message: deregistered with it
   bool announced = false;  // recv: clear-to-send sent; send: matched with one
   bool posted = false;     // send: every piece of the write is on the queue
   bool done = false;
@@ -59,6 +60,13 @@ class IbComm {
 
   Status progress();
   IbRequest* newRequest(uint32_t tag, void* data, size_t size);
+  // The registration in `mhandle` (regMr's) for a message at data, checked
+  // before the message takes a sequence number: the handle must cover it
+  // (transport.h). Null without a handle, and for a receive into a handle
+  // that is not writable (registered per message then, as without one).
+  Status registrationFor(const void* data, size_t size, void* mhandle, bool forReceive, ibv_mr** mr) const;
+  // Registers the request's buffer for this message, unless a handle did.
+  Status registerForMessage(IbRequest* r, bool remoteWrite);
   // The first request of `requests_` that `pred` holds for, or null.
   template <typename Pred>
   IbRequest* firstWhere(Pred pred) const {

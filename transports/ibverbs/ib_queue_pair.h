@@ -67,6 +67,7 @@ class QueuePair {
   void deregister(ibv_mr* mr) const;
   size_t maxWriteBytes() const { return maxWriteBytes_; }
   const std::string& portName() const { return port_.name; }
+  const ibv_pd* pd() const { return port_.device->pd(); }
 
  private:
   static constexpr uint32_t kSlotBytes = 64;

@@ -11,8 +11,12 @@ Status IbRecvComm::irecv(void* data, size_t capacity, uint32_t tag, void* mhandl
   *req = nullptr;
   if (!failed_.isOk()) return failed_;
   if (capacity > 0 && data == nullptr) return invalidArgument("ibverbs irecv: null buffer");
-  (void)mhandle;  // registration is per message (ib_wire.h)
-  *req = newRequest(tag, data, std::min<size_t>(capacity, kMaxMessageBytes));
+  const size_t bytes = std::min<size_t>(capacity, kMaxMessageBytes);
+  ibv_mr* registered = nullptr;
+  BRAID_RETURN_IF_ERROR(registrationFor(data, bytes, mhandle, true, &registered));
+  IbRequest* r = newRequest(tag, data, bytes);
+  r->mr = registered;
+  *req = r;
   (void)progress();  // an error fails the request at test()
   return Status::ok();
 }
@@ -30,7 +34,7 @@ Status IbRecvComm::advance() {
       cts.addr = reinterpret_cast<uint64_t>(qp_->bounce(r->seq));
       cts.rkey = qp_->rkey();
     } else {
-      BRAID_RETURN_IF_ERROR(qp_->registerBuffer(r->data, r->size, true, &r->mr));
+      BRAID_RETURN_IF_ERROR(registerForMessage(r, true));
       cts.addr = reinterpret_cast<uint64_t>(r->data);
       cts.rkey = r->mr->rkey;
     }

@@ -14,8 +14,12 @@ Status IbSendComm::isend(const void* data, size_t size, uint32_t tag, void* mhan
   if (size > kMaxMessageBytes)
     return invalidArgument("ibverbs isend: " + std::to_string(size) + " bytes; at most " +
                            std::to_string(kMaxMessageBytes) + " bytes a message");
-  (void)mhandle;  // registration is per message (ib_wire.h); handles are not used
-  *req = newRequest(tag, const_cast<void*>(data), size);
+  const size_t bytes = size;
+  ibv_mr* registered = nullptr;
+  BRAID_RETURN_IF_ERROR(registrationFor(data, bytes, mhandle, false, &registered));
+  IbRequest* r = newRequest(tag, const_cast<void*>(data), bytes);
+  r->mr = registered;
+  *req = r;
   (void)progress();  // an error fails the request at test()
   return Status::ok();
 }
@@ -65,7 +69,7 @@ Status IbSendComm::writeSome(IbRequest* r) {
     }
     source = qp_->bounce(r->seq);
   } else {
-    if (r->mr == nullptr) BRAID_RETURN_IF_ERROR(qp_->registerBuffer(r->data, r->size, false, &r->mr));
+    BRAID_RETURN_IF_ERROR(registerForMessage(r, false));
     lkey = r->mr->lkey;
   }
   while (!r->posted && qp_->canWrite()) {

@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "transports/ibverbs/ib_listen.h"
+#include "transports/ibverbs/ib_memory.h"
 #include "transports/net/address_handle.h"
 #include "transports/registry.h"
 
@@ -84,6 +85,20 @@ Status IbTransport::accept(transport::ListenComm& listenComm, std::unique_ptr<tr
   if (!listener)
     return invalidArgument("ibverbs accept: the listen comm does not belong to the ibverbs transport");
   return listener->accept(recvComm, connectorId);
+}
+
+Status IbTransport::regMr(void* data, size_t size, void** mhandle) {
+  if (mhandle == nullptr) return invalidArgument("ibverbs regMr: null mhandle");
+  *mhandle = nullptr;
+  std::unique_ptr<IbMemory> memory;
+  BRAID_RETURN_IF_ERROR(IbMemory::create(api_, ports_, data, size, &memory));
+  *mhandle = memory.release();
+  return Status::ok();
+}
+
+Status IbTransport::deregMr(void* mhandle) {
+  delete static_cast<IbMemory*>(mhandle);
+  return Status::ok();
 }
 
 Status IbTransport::test(transport::Request* req, bool* done, size_t* size) {

@@ -28,6 +28,7 @@ class IbTransport final : public transport::Transport {
   transport::Capabilities capabilities() const override {
     transport::Capabilities c;
     c.maxMessageBytes = kMaxMessageBytes;  // the immediate carries the size
+    c.registersMemory = true;              // an IbMemory (ib_memory.h)
     return c;
   }
   int deviceCount() const override { return static_cast<int>(ports_.size()); }
@@ -38,6 +39,10 @@ class IbTransport final : public transport::Transport {
                  std::unique_ptr<transport::SendComm>* sendComm) override;
   Status accept(transport::ListenComm& listenComm, std::unique_ptr<transport::RecvComm>* recvComm,
                 uint64_t* connectorId) override;
+  // Thread-safe (transport.h): libibverbs' registration calls are, and
+  // these touch nothing else of the transport's.
+  Status regMr(void* data, size_t size, void** mhandle) override;
+  Status deregMr(void* mhandle) override;
   Status test(transport::Request* req, bool* done, size_t* size) override;
   // Completions are polled, not waited for: returns at once (transport.h
   // allows a spurious return), yielding the core.

@@ -2,8 +2,10 @@
 // transport_contract_test.cc checks on it): its devices, and strangers on its
 // side channel. Run over fake_verbs/, the in-process RDMA fabric, since this
 // machine has none; the real libibverbs is what BRAID_IB_LIBRARY replaces.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/mman.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -178,6 +180,112 @@ TEST_F(IbVerbs, OversizedAndNullSendsAreRefusedUpFront) {
   EXPECT_EQ(p.send->isend(nullptr, 8, 1, nullptr, &req).code(), Code::kInvalidArgument);
   EXPECT_EQ(p.recv->irecv(nullptr, 8, 1, nullptr, &req).code(), Code::kInvalidArgument);
   EXPECT_EQ(req, nullptr);
+}
+
+// ibv_reg_mr calls this process made so far (the fake library's count).
+uint64_t registrations() {
+  void* lib = dlopen(BRAID_FAKE_VERBS_PATH, RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return 0;  // not loaded yet: nothing registered through it
+  auto count = reinterpret_cast<uint64_t (*)()>(dlsym(lib, "braid_fake_verbs_registrations"));
+  const uint64_t n = count ? count() : 0;
+  dlclose(lib);
+  return n;
+}
+
+// Messages past the bounce slots, sent from and received into buffers
+// registered once (regMr): no ibv_reg_mr per message at either end, and the
+// data lands (the fake checks each write's lkey and rkey against the range).
+// The same messages without handles register twice each.
+TEST_F(IbVerbs, RegisteredBuffersSpareTheirMessagesARegistration) {
+  Pair p;
+  ASSERT_NO_FATAL_FAILURE(connect(&p));
+  EXPECT_TRUE(p.sender->capabilities().registersMemory);
+  constexpr size_t kPiece = 64 << 10;
+  constexpr int kMessages = 8;
+  std::vector<uint8_t> out = testing::pattern(kPiece * kMessages, 7), in(kPiece * kMessages, 0);
+  void *sendHandle = nullptr, *recvHandle = nullptr;
+  ASSERT_TRUE(p.sender->regMr(out.data(), out.size(), &sendHandle).isOk());
+  ASSERT_TRUE(p.receiver->regMr(in.data(), in.size(), &recvHandle).isOk());
+  ASSERT_NE(sendHandle, nullptr);
+  ASSERT_NE(recvHandle, nullptr);
+
+  auto exchange = [&](bool withHandles) {
+    std::fill(in.begin(), in.end(), 0);
+    std::vector<testing::Pending> reqs;
+    for (int i = 0; i < kMessages; ++i) {
+      testing::Pending r(p.receiver.get()), s(p.sender.get());
+      ASSERT_TRUE(p.recv->irecv(in.data() + i * kPiece, kPiece, i, withHandles ? recvHandle : nullptr, &r.req)
+                      .isOk());
+      ASSERT_TRUE(
+          p.send->isend(out.data() + i * kPiece, kPiece, i, withHandles ? sendHandle : nullptr, &s.req)
+              .isOk());
+      reqs.push_back(r);
+      reqs.push_back(s);
+    }
+    testing::driveAll(reqs, *p.sender, *p.receiver);
+    for (const testing::Pending& r : reqs) ASSERT_TRUE(r.status.isOk()) << r.status.message();
+    EXPECT_EQ(in, out);
+  };
+  const uint64_t before = registrations();
+  ASSERT_NO_FATAL_FAILURE(exchange(true));
+  EXPECT_EQ(registrations(), before);
+  ASSERT_NO_FATAL_FAILURE(exchange(false));
+  EXPECT_EQ(registrations(), before + 2 * kMessages);
+  EXPECT_TRUE(p.sender->deregMr(sendHandle).isOk());
+  EXPECT_TRUE(p.receiver->deregMr(recvHandle).isOk());
+}
+
+// A message outside the handle passed with it is refused before it takes a
+// place in the connection's order, so the next message still matches.
+TEST_F(IbVerbs, AMessageOutsideItsHandleIsRefusedAndTheConnectionGoesOn) {
+  Pair p;
+  ASSERT_NO_FATAL_FAILURE(connect(&p));
+  std::vector<uint8_t> out = testing::pattern(32 << 10, 3), in(32 << 10, 0);
+  void* handle = nullptr;
+  ASSERT_TRUE(p.sender->regMr(out.data(), 16 << 10, &handle).isOk());
+  Request* req = reinterpret_cast<Request*>(1);
+  Status st = p.send->isend(out.data() + 8192, 16 << 10, 1, handle, &req);
+  EXPECT_EQ(st.code(), Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("outside the registered buffer"), std::string::npos) << st.message();
+  EXPECT_EQ(req, nullptr);
+
+  testing::Pending r(p.receiver.get()), s(p.sender.get());
+  ASSERT_TRUE(p.recv->irecv(in.data(), in.size(), 1, nullptr, &r.req).isOk());
+  ASSERT_TRUE(p.send->isend(out.data(), 16 << 10, 1, handle, &s.req).isOk());
+  std::vector<testing::Pending> reqs = {r, s};
+  testing::driveAll(reqs, *p.sender, *p.receiver);
+  ASSERT_TRUE(reqs[0].status.isOk()) << reqs[0].status.message();
+  ASSERT_EQ(reqs[0].size, size_t{16} << 10);
+  EXPECT_TRUE(std::equal(out.begin(), out.begin() + (16 << 10), in.begin()));
+  EXPECT_TRUE(p.sender->deregMr(handle).isOk());
+}
+
+// Read-only memory (a const table) cannot be pinned for writing: it is
+// registered read-only, and sends go from it without a registration each.
+TEST_F(IbVerbs, ReadOnlyMemoryRegistersForSends) {
+  Pair p;
+  ASSERT_NO_FATAL_FAILURE(connect(&p));
+  constexpr size_t kBytes = 64 << 10;
+  void* map = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  const std::vector<uint8_t> expected = testing::pattern(kBytes, 5);
+  std::memcpy(map, expected.data(), kBytes);
+  ASSERT_EQ(mprotect(map, kBytes, PROT_READ), 0);
+  std::vector<uint8_t> in(kBytes, 0);
+  void* handle = nullptr;
+  ASSERT_TRUE(p.sender->regMr(map, kBytes, &handle).isOk());
+  const uint64_t before = registrations();
+  testing::Pending r(p.receiver.get()), s(p.sender.get());
+  ASSERT_TRUE(p.recv->irecv(in.data(), in.size(), 2, nullptr, &r.req).isOk());
+  ASSERT_TRUE(p.send->isend(map, kBytes, 2, handle, &s.req).isOk());
+  std::vector<testing::Pending> reqs = {r, s};
+  testing::driveAll(reqs, *p.sender, *p.receiver);
+  ASSERT_TRUE(reqs[0].status.isOk()) << reqs[0].status.message();
+  ASSERT_TRUE(reqs[1].status.isOk()) << reqs[1].status.message();
+  EXPECT_EQ(in, expected);
+  EXPECT_EQ(registrations(), before + 1);  // the receive's, unregistered
+  EXPECT_TRUE(p.sender->deregMr(handle).isOk());
+  munmap(map, kBytes);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // a single device, in-process or shared by processes, so both ends of a
 // connection run on a machine without RDMA. Only the functions the transport
 // looks up are here.
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -89,10 +91,39 @@ void enterState(Fabric& f, QpRecord& qp, const ibv_qp_attr& attr) {
   qp.state = attr.qp_state;
 }
 
+// Whether every page of [addr, addr + length) is mapped writable, from
+// /proc/self/maps: pinning pages for write fails with EFAULT otherwise, as
+// the kernel refuses a real registration.
+bool isWritable(uintptr_t addr, size_t length) {
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) return true;
+  uintptr_t covered = addr;
+  const uintptr_t end = addr + length;
+  char line[512];
+  while (covered < end && std::fgets(line, sizeof(line), maps)) {
+    unsigned long from = 0, to = 0;
+    char perms[5] = {};
+    if (std::sscanf(line, "%lx-%lx %4s", &from, &to, perms) != 3) continue;
+    if (from <= covered && covered < to) {
+      if (perms[1] != 'w') break;
+      covered = to;
+    }
+  }
+  std::fclose(maps);
+  return covered >= end;
+}
+
+// ibv_reg_mr calls this process made, successful or not: tests check that a
+// registered buffer spares its messages theirs.
+std::atomic<uint64_t> gRegistrations{0};
+
 }  // namespace
 }  // namespace braid::fake_verbs
 
 using namespace braid::fake_verbs;
+
+// Not a libibverbs function: the tests' count of ibv_reg_mr calls (above).
+BRAID_FAKE_VERBS_EXPORT uint64_t braid_fake_verbs_registrations() { return gRegistrations.load(); }
 
 // Opens the fabric (see fake_fabric.h): nullptr with errno set when it cannot.
 BRAID_FAKE_VERBS_EXPORT ibv_device** ibv_get_device_list(int* numDevices) {
@@ -205,6 +236,10 @@ BRAID_FAKE_VERBS_EXPORT ibv_mr* ibv_reg_mr(ibv_pd* pd, void* addr, size_t length
   const bool rangeIsSane = length == 0 || (addr && reinterpret_cast<uintptr_t>(addr) <= UINTPTR_MAX - length);
   const bool accessIsSane = !(access & IBV_ACCESS_REMOTE_WRITE) || (access & IBV_ACCESS_LOCAL_WRITE);
   if (!pd || !rangeIsSane || !accessIsSane) return errno = EINVAL, nullptr;
+  ++gRegistrations;
+  if ((access & IBV_ACCESS_LOCAL_WRITE) && length > 0 &&
+      !isWritable(reinterpret_cast<uintptr_t>(addr), length))
+    return errno = EFAULT, nullptr;
   Lock lock;
   Fabric& f = lock.fabric();
   Shared& s = *f.shared;
