@@ -5,7 +5,6 @@
 // by process_vm_readv / writev. On an RDMA host the same test runs over the
 // real libibverbs when BRAID_IB_LIBRARY is left unset outside.
 #include <braid/braid.h>
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "tests/common/fake_verbs_count.h"
 #include "transport_matrix.h"
 
 namespace braid::itest {
@@ -65,14 +65,19 @@ TEST_P(IbVerbs, SmallInMessagesOf4KiB) {
 INSTANTIATE_TEST_SUITE_P(Shapes, IbVerbs, ::testing::Values(TransportShape{3, 0}, TransportShape{4, 2}),
                          [](const auto& p) { return shapeName("ibverbs", p.param); });
 
-// ibv_reg_mr calls this rank made so far (the fake library's count).
-uint64_t registrations() {
-  void* lib = dlopen(BRAID_FAKE_VERBS_PATH, RTLD_NOW | RTLD_NOLOAD);
-  if (lib == nullptr) return 0;
-  auto count = reinterpret_cast<uint64_t (*)()>(dlsym(lib, "braid_fake_verbs_registrations"));
-  const uint64_t n = count ? count() : 0;
-  dlclose(lib);
-  return n;
+uint64_t registrations() { return test::fakeVerbsRegistrations(BRAID_FAKE_VERBS_PATH); }
+
+// A communicator of the harness's ranks with every pair on ibverbs over the
+// fake fabric `fabric`.
+void initOverFakeVerbs(RankContext& ctx, const std::string& fabric) {
+  setenv("BRAID_IB_LIBRARY", BRAID_FAKE_VERBS_PATH, 1);
+  setenv("BRAID_FAKE_VERBS_FABRIC", fabric.c_str(), 1);
+  setenv("BRAID_SOCKET_IFNAME", "lo", 1);
+  setenv("BRAID_TRANSPORT", "ibverbs", 1);
+  braidConfig_t cfg = BRAID_CONFIG_INITIALIZER;
+  cfg.timeoutMs = 30000;
+  ASSERT_EQ(braidCommInitRankConfig(&ctx.comm, ctx.nranks, ctx.id, ctx.rank, &cfg), braidSuccess)
+      << braidGetLastError(nullptr);
 }
 
 // braidCommRegister as a training loop uses it: the buffers registered once,
@@ -88,14 +93,7 @@ TEST(IbVerbsRegistered, CallsOverRegisteredBuffersRegisterNothingPerMessage) {
   o.limitSeconds = 60;
   const std::string fabric = "/braid-fake-verbs-" + std::to_string(getpid()) + "-registered";
   runRanks(o, [&](RankContext& ctx) {
-    setenv("BRAID_IB_LIBRARY", BRAID_FAKE_VERBS_PATH, 1);
-    setenv("BRAID_FAKE_VERBS_FABRIC", fabric.c_str(), 1);
-    setenv("BRAID_SOCKET_IFNAME", "lo", 1);
-    setenv("BRAID_TRANSPORT", "ibverbs", 1);
-    braidConfig_t cfg = BRAID_CONFIG_INITIALIZER;
-    cfg.timeoutMs = 30000;
-    ASSERT_EQ(braidCommInitRankConfig(&ctx.comm, ctx.nranks, ctx.id, ctx.rank, &cfg), braidSuccess)
-        << braidGetLastError(nullptr);
+    ASSERT_NO_FATAL_FAILURE(initOverFakeVerbs(ctx, fabric));
     constexpr size_t kCount = 64 << 10;  // floats a rank: 256 KiB, past the 8 KiB bounce slots
     constexpr int kCalls = 4;
     std::vector<float> mine(kCount), all(kCount * ctx.nranks), sum(kCount * ctx.nranks);
@@ -168,14 +166,7 @@ TEST(IbVerbsRegistered, RegisteringWhileOpsRunOnAStream) {
   o.limitSeconds = 60;
   const std::string fabric = "/braid-fake-verbs-" + std::to_string(getpid()) + "-concurrent";
   runRanks(o, [&](RankContext& ctx) {
-    setenv("BRAID_IB_LIBRARY", BRAID_FAKE_VERBS_PATH, 1);
-    setenv("BRAID_FAKE_VERBS_FABRIC", fabric.c_str(), 1);
-    setenv("BRAID_SOCKET_IFNAME", "lo", 1);
-    setenv("BRAID_TRANSPORT", "ibverbs", 1);
-    braidConfig_t cfg = BRAID_CONFIG_INITIALIZER;
-    cfg.timeoutMs = 30000;
-    ASSERT_EQ(braidCommInitRankConfig(&ctx.comm, ctx.nranks, ctx.id, ctx.rank, &cfg), braidSuccess)
-        << braidGetLastError(nullptr);
+    ASSERT_NO_FATAL_FAILURE(initOverFakeVerbs(ctx, fabric));
     braidStream_t stream = nullptr;
     ASSERT_EQ(braidStreamCreate(&stream), braidSuccess);
     constexpr size_t kCount = 16 << 10;  // 64 KiB a rank

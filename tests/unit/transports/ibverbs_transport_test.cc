@@ -2,7 +2,6 @@
 // transport_contract_test.cc checks on it): its devices, and strangers on its
 // side channel. Run over fake_verbs/, the in-process RDMA fabric, since this
 // machine has none; the real libibverbs is what BRAID_IB_LIBRARY replaces.
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -11,6 +10,7 @@
 #include <cstring>
 
 #include "tcp_test_util.h"
+#include "tests/common/fake_verbs_count.h"
 #include "transports/ibverbs/ib_wire.h"
 #include "transports/net/address_handle.h"
 #include "transports/net/socket.h"
@@ -182,15 +182,7 @@ TEST_F(IbVerbs, OversizedAndNullSendsAreRefusedUpFront) {
   EXPECT_EQ(req, nullptr);
 }
 
-// ibv_reg_mr calls this process made so far (the fake library's count).
-uint64_t registrations() {
-  void* lib = dlopen(BRAID_FAKE_VERBS_PATH, RTLD_NOW | RTLD_NOLOAD);
-  if (lib == nullptr) return 0;  // not loaded yet: nothing registered through it
-  auto count = reinterpret_cast<uint64_t (*)()>(dlsym(lib, "braid_fake_verbs_registrations"));
-  const uint64_t n = count ? count() : 0;
-  dlclose(lib);
-  return n;
-}
+uint64_t registrations() { return test::fakeVerbsRegistrations(BRAID_FAKE_VERBS_PATH); }
 
 // Messages past the bounce slots, sent from and received into buffers
 // registered once (regMr): no ibv_reg_mr per message at either end, and the
