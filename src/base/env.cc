@@ -62,6 +62,14 @@ const std::vector<Variable>& all() {
       {"BRAID_IB_GID_INDEX", "",
        "ibverbs on RoCE: the GID table entry to address by. Default: 3 where it is set (RoCE v2 over IPv4 on "
        "the usual tables), else 0."},
+      {"BRAID_IB_TC", "0",
+       "ibverbs: the traffic class of every queue pair's packets (0-255; as NCCL_IB_TC). On RoCE it is "
+       "DSCP << 2: what puts RDMA in the fabric's lossless priority."},
+      {"BRAID_IB_SL", "0", "ibverbs: the InfiniBand service level (0-15; as NCCL_IB_SL)."},
+      {"BRAID_IB_TIMEOUT", "14",
+       "ibverbs: the retransmission timeout, 4.096 us * 2^value (1-31; 14: 67 ms; as NCCL_IB_TIMEOUT)."},
+      {"BRAID_IB_RETRY_CNT", "7",
+       "ibverbs: retransmissions before a connection fails (0-7; as NCCL_IB_RETRY_CNT)."},
       {"BRAID_IB_LIBRARY", "libibverbs.so.1",
        "The verbs library the ibverbs transport opens (a path, for an rdma-core other than the system's)."},
       {"BRAID_UCX_LIBRARY", "libucp.so.0",

@@ -1,6 +1,5 @@
-// How many ibv_reg_mr calls this process made through the tests' fake
-// libibverbs (tests/unit/transports/fake_verbs), which braid opened from
-// `library` (BRAID_IB_LIBRARY); 0 before braid opened it.
+// What the tests' fake libibverbs (tests/unit/transports/fake_verbs), which
+// braid opened from `library` (BRAID_IB_LIBRARY), saw this process do.
 #pragma once
 
 #include <dlfcn.h>
@@ -9,6 +8,7 @@
 
 namespace braid::test {
 
+// ibv_reg_mr calls so far; 0 before braid opened the library.
 inline uint64_t fakeVerbsRegistrations(const char* library) {
   void* lib = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
   if (lib == nullptr) return 0;
@@ -16,6 +16,24 @@ inline uint64_t fakeVerbsRegistrations(const char* library) {
   const uint64_t n = count ? count() : 0;
   dlclose(lib);
   return n;
+}
+
+// The last queue pair transitions' path: service level, traffic class,
+// global route (0/1), timeout, retry count; -1 where none happened yet.
+struct FakeVerbsPath {
+  int serviceLevel = -1, trafficClass = -1, global = -1, timeout = -1, retryCount = -1;
+};
+inline FakeVerbsPath fakeVerbsLastPath(const char* library) {
+  FakeVerbsPath path;
+  void* lib = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return path;
+  if (auto get = reinterpret_cast<void (*)(int*)>(dlsym(lib, "braid_fake_verbs_last_path"))) {
+    int v[5];
+    get(v);
+    path = {v[0], v[1], v[2], v[3], v[4]};
+  }
+  dlclose(lib);
+  return path;
 }
 
 }  // namespace braid::test

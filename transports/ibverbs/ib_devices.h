@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "transports/ibverbs/ib_path.h"
 #include "transports/ibverbs/verbs_api.h"
 #include "transports/transport.h"
 
@@ -45,6 +46,7 @@ struct IbPort {
   uint32_t maxMessageBytes = 0;
   double speedMbps = 0;
   std::string name;  // "mlx5_0:1"
+  IbPath path;       // BRAID_IB_TC and the rest, the same for every port
 };
 
 // Every active port; an empty list when the library finds no device.

@@ -10,10 +10,9 @@
 namespace braid::ibverbs {
 namespace {
 
-// Retransmission timeout 4.096 us * 2^14 = 67 ms, seven tries; receiver not
-// ready: retry for ever (the protocol never relies on it, but a slow poller
-// must not kill the connection).
-constexpr uint8_t kTimeout = 14, kRetryCount = 7, kRnrRetryForever = 7, kMinRnrTimer = 12;
+// Receiver not ready: retry for ever (the protocol never relies on it, but a
+// slow poller must not kill the connection). Retransmissions: IbPath.
+constexpr uint8_t kRnrRetryForever = 7, kMinRnrTimer = 12;
 constexpr size_t kBounceRegion = size_t{kDepth} * kBounceBytes;
 
 }  // namespace
@@ -93,11 +92,13 @@ Status QueuePair::connect(const QpInfo& peer) {
   attr.min_rnr_timer = kMinRnrTimer;
   attr.ah_attr.dlid = peer.lid;
   attr.ah_attr.port_num = port_.port;
+  attr.ah_attr.sl = port_.path.serviceLevel;
   if (port_.ethernet || peer.lid == 0) {
     attr.ah_attr.is_global = 1;
     std::memcpy(attr.ah_attr.grh.dgid.raw, peer.gid, sizeof(peer.gid));
     attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(port_.gidIndex);
     attr.ah_attr.grh.hop_limit = 255;
+    attr.ah_attr.grh.traffic_class = port_.path.trafficClass;
   }
   if (int err = api_.modifyQp(qp_, &attr,
                               IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
@@ -105,8 +106,8 @@ Status QueuePair::connect(const QpInfo& peer) {
     return fail("ibv_modify_qp to RTR", err);
   attr = ibv_qp_attr{};
   attr.qp_state = IBV_QPS_RTS;
-  attr.timeout = kTimeout;
-  attr.retry_cnt = kRetryCount;
+  attr.timeout = port_.path.timeout;
+  attr.retry_cnt = port_.path.retryCount;
   attr.rnr_retry = kRnrRetryForever;
   attr.sq_psn = psn_;
   attr.max_rd_atomic = 1;

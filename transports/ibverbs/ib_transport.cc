@@ -16,8 +16,11 @@ Status IbTransport::create(const transport::Options& options, std::unique_ptr<tr
   std::string whyNot;
   const VerbsApi* api = loadVerbs(&whyNot);
   if (api == nullptr) return notSupported("ibverbs: " + whyNot);
+  IbPath path;
+  BRAID_RETURN_IF_ERROR(IbPath::fromEnvironment(&path));
   std::vector<IbPort> ports;
   BRAID_RETURN_IF_ERROR(findPorts(*api, &ports));
+  for (IbPort& port : ports) port.path = path;
   if (ports.empty())
     return notSupported("ibverbs: no active RDMA port (" + api->library +
                         " lists no device with an active port" + " that BRAID_IB_HCA lets in)");

@@ -25,8 +25,9 @@ class IbVerbs : public ::testing::Test {
  protected:
   void SetUp() override { setenv("BRAID_IB_LIBRARY", BRAID_FAKE_VERBS_PATH, 1); }
   void TearDown() override {
-    unsetenv("BRAID_FAKE_VERBS_DEVICES");
-    unsetenv("BRAID_IB_HCA");
+    for (const char* name : {"BRAID_FAKE_VERBS_DEVICES", "BRAID_FAKE_VERBS_LINK", "BRAID_IB_HCA",
+                             "BRAID_IB_TC", "BRAID_IB_SL", "BRAID_IB_TIMEOUT", "BRAID_IB_RETRY_CNT"})
+      unsetenv(name);
   }
   Status create(std::unique_ptr<Transport>* out, int handshakeMs = 2000) {
     return createTransport("ibverbs", tcpOptions(0, 1, handshakeMs), out);
@@ -278,6 +279,66 @@ TEST_F(IbVerbs, ReadOnlyMemoryRegistersForSends) {
   EXPECT_EQ(registrations(), before + 1);  // the receive's, unregistered
   EXPECT_TRUE(p.sender->deregMr(handle).isOk());
   munmap(map, kBytes);
+}
+
+TEST_F(IbVerbs, QueuePairsTakeTheirPathFromTheEnvironment) {
+  {
+    Pair p;
+    ASSERT_NO_FATAL_FAILURE(connect(&p));
+    const test::FakeVerbsPath path = test::fakeVerbsLastPath(BRAID_FAKE_VERBS_PATH);
+    EXPECT_EQ(path.serviceLevel, 0);
+    EXPECT_EQ(path.global, 0);  // InfiniBand: routed by LID
+    EXPECT_EQ(path.timeout, 14);
+    EXPECT_EQ(path.retryCount, 7);
+  }
+  setenv("BRAID_IB_SL", "3", 1);
+  setenv("BRAID_IB_TIMEOUT", "18", 1);
+  setenv("BRAID_IB_RETRY_CNT", "5", 1);
+  Pair p;
+  ASSERT_NO_FATAL_FAILURE(connect(&p));
+  const test::FakeVerbsPath path = test::fakeVerbsLastPath(BRAID_FAKE_VERBS_PATH);
+  EXPECT_EQ(path.serviceLevel, 3);
+  EXPECT_EQ(path.timeout, 18);
+  EXPECT_EQ(path.retryCount, 5);
+}
+
+// RoCE: addressed by GID (entry 3 where set) through a global route header,
+// which carries BRAID_IB_TC; data moves as on InfiniBand.
+TEST_F(IbVerbs, RoCEQueuePairsCarryTheTrafficClass) {
+  setenv("BRAID_FAKE_VERBS_LINK", "ethernet", 1);
+  setenv("BRAID_IB_TC", "106", 1);
+  Pair p;
+  ASSERT_NO_FATAL_FAILURE(connect(&p));
+  DeviceProperties props;
+  ASSERT_TRUE(p.sender->deviceProperties(0, &props).isOk());
+  EXPECT_EQ(props.address.rfind("gid ", 0), 0u) << props.address;
+  const test::FakeVerbsPath path = test::fakeVerbsLastPath(BRAID_FAKE_VERBS_PATH);
+  EXPECT_EQ(path.global, 1);
+  EXPECT_EQ(path.trafficClass, 106);
+
+  std::vector<uint8_t> out = testing::pattern(20000, 9), in(20000, 0);
+  testing::Pending r(p.receiver.get()), s(p.sender.get());
+  ASSERT_TRUE(p.recv->irecv(in.data(), in.size(), 4, nullptr, &r.req).isOk());
+  ASSERT_TRUE(p.send->isend(out.data(), out.size(), 4, nullptr, &s.req).isOk());
+  std::vector<testing::Pending> reqs = {r, s};
+  testing::driveAll(reqs, *p.sender, *p.receiver);
+  ASSERT_TRUE(reqs[0].status.isOk()) << reqs[0].status.message();
+  EXPECT_EQ(in, out);
+}
+
+TEST_F(IbVerbs, PathSettingsOutOfRangeAreRefusedAtCreation) {
+  for (auto [name, value] :
+       {std::pair{"BRAID_IB_SL", "16"}, std::pair{"BRAID_IB_TC", "256"}, std::pair{"BRAID_IB_TC", "lossless"},
+        std::pair{"BRAID_IB_TIMEOUT", "0"}, std::pair{"BRAID_IB_TIMEOUT", "32"},
+        std::pair{"BRAID_IB_RETRY_CNT", "8"}, std::pair{"BRAID_IB_RETRY_CNT", "-1"}}) {
+    setenv(name, value, 1);
+    std::unique_ptr<Transport> t;
+    Status st = create(&t);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << name << "=" << value;
+    EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
+    EXPECT_EQ(t, nullptr);
+    unsetenv(name);
+  }
 }
 
 }  // namespace

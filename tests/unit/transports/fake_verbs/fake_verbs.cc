@@ -43,6 +43,13 @@ ibv_device makeDevice() {
 
 ibv_device gDevice = makeDevice();
 
+// BRAID_FAKE_VERBS_LINK=ethernet: the port is RoCE (no LID; addressed by
+// GID, four of them, through a global route header).
+bool isEthernet() {
+  const char* link = std::getenv("BRAID_FAKE_VERBS_LINK");
+  return link && std::strcmp(link, "ethernet") == 0;
+}
+
 int deviceCount() {
   const char* configured = std::getenv("BRAID_FAKE_VERBS_DEVICES");
   return configured && std::strcmp(configured, "0") == 0 ? 0 : 1;
@@ -79,9 +86,28 @@ std::optional<int> requiredMask(ibv_qp_state from, ibv_qp_state to) {
   return std::nullopt;
 }
 
-// The fabric has one port, so the only reachable lid is its own.
+// The fabric has one port, so the only reachable lid (or RoCE GID) is its
+// own; values past the verbs' ranges are refused, as hardware does.
 bool isValidPath(Fabric& f, const ibv_qp_attr& attr) {
-  return attr.ah_attr.dlid == kPortLid && findQp(f, attr.dest_qp_num) != nullptr;
+  const bool reachable =
+      isEthernet() ? attr.ah_attr.is_global && std::memcmp(attr.ah_attr.grh.dgid.raw, kGid, sizeof(kGid)) == 0
+                   : attr.ah_attr.dlid == kPortLid;
+  return reachable && attr.ah_attr.sl <= 15 && findQp(f, attr.dest_qp_num) != nullptr;
+}
+
+// What the last transition to RTR and RTS in this process asked of the path,
+// for the tests: service level, traffic class, global route, timeout, retries.
+int gLastPath[5] = {-1, -1, -1, -1, -1};
+
+void notePath(const ibv_qp_attr& attr) {
+  if (attr.qp_state == IBV_QPS_RTR) {
+    gLastPath[0] = attr.ah_attr.sl;
+    gLastPath[1] = attr.ah_attr.grh.traffic_class;
+    gLastPath[2] = attr.ah_attr.is_global;
+  } else if (attr.qp_state == IBV_QPS_RTS) {
+    gLastPath[3] = attr.timeout;
+    gLastPath[4] = attr.retry_cnt;
+  }
 }
 
 void enterState(Fabric& f, QpRecord& qp, const ibv_qp_attr& attr) {
@@ -122,8 +148,12 @@ std::atomic<uint64_t> gRegistrations{0};
 
 using namespace braid::fake_verbs;
 
-// Not a libibverbs function: the tests' count of ibv_reg_mr calls (above).
+// Not libibverbs functions: the tests' count of ibv_reg_mr calls, and the
+// last path asked for (above).
 BRAID_FAKE_VERBS_EXPORT uint64_t braid_fake_verbs_registrations() { return gRegistrations.load(); }
+BRAID_FAKE_VERBS_EXPORT void braid_fake_verbs_last_path(int out[5]) {
+  std::memcpy(out, gLastPath, sizeof(gLastPath));
+}
 
 // Opens the fabric (see fake_fabric.h): nullptr with errno set when it cannot.
 BRAID_FAKE_VERBS_EXPORT ibv_device** ibv_get_device_list(int* numDevices) {
@@ -193,21 +223,21 @@ BRAID_FAKE_VERBS_EXPORT int ibv_query_port(ibv_context* context, uint8_t port, _
   attr->state = IBV_PORT_ACTIVE;
   attr->max_mtu = IBV_MTU_4096;
   attr->active_mtu = IBV_MTU_4096;
-  attr->gid_tbl_len = 1;
+  attr->gid_tbl_len = isEthernet() ? 4 : 1;
   attr->max_msg_sz = kMaxMessageBytes;
   attr->pkey_tbl_len = 1;
-  attr->lid = kPortLid;
-  attr->sm_lid = kPortLid;
+  attr->lid = isEthernet() ? 0 : kPortLid;
+  attr->sm_lid = isEthernet() ? 0 : kPortLid;
   attr->max_vl_num = 1;
   attr->active_width = 2;   // 4x
   attr->active_speed = 32;  // EDR
   attr->phys_state = 5;     // LinkUp
-  attr->link_layer = IBV_LINK_LAYER_INFINIBAND;
+  attr->link_layer = isEthernet() ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
   return 0;
 }
 
 BRAID_FAKE_VERBS_EXPORT int ibv_query_gid(ibv_context* context, uint8_t port, int index, ibv_gid* gid) {
-  if (!context || !gid || port != 1 || index != 0) return EINVAL;
+  if (!context || !gid || port != 1 || index < 0 || index >= (isEthernet() ? 4 : 1)) return EINVAL;
   std::memcpy(gid->raw, kGid, sizeof(kGid));
   return 0;
 }
@@ -355,6 +385,8 @@ BRAID_FAKE_VERBS_EXPORT int ibv_modify_qp(ibv_qp* verbs, ibv_qp_attr* attr, int 
   const std::optional<int> required = requiredMask(qp.state, attr->qp_state);
   if (!required || (mask & *required) != *required) return EINVAL;
   if (attr->qp_state == IBV_QPS_RTR && !isValidPath(f, *attr)) return EINVAL;
+  if (attr->qp_state == IBV_QPS_RTS && (attr->timeout > 31 || attr->retry_cnt > 7)) return EINVAL;
+  notePath(*attr);
   enterState(f, qp, *attr);
   return 0;
 }
