@@ -24,7 +24,7 @@ namespace {
 class IbVerbs : public ::testing::TestWithParam<TransportShape> {
  protected:
   // A fabric of its own for each run; its shared memory goes when the run ends.
-  void run(const MatrixOptions& m, const char* maxMessageBytes = nullptr) {
+  void run(const MatrixOptions& m, const char* maxMessageBytes = nullptr, bool roce = false) {
     static std::atomic<int> runs{0};
     const std::string fabric = "/braid-fake-verbs-" + std::to_string(getpid()) + "-" + std::to_string(runs++);
     runMatrixOver("ibverbs", GetParam(), m, [&](int) {
@@ -32,6 +32,10 @@ class IbVerbs : public ::testing::TestWithParam<TransportShape> {
       setenv("BRAID_FAKE_VERBS_FABRIC", fabric.c_str(), 1);
       setenv("BRAID_SOCKET_IFNAME", "lo", 1);
       if (maxMessageBytes) setenv("BRAID_MAX_MESSAGE_BYTES", maxMessageBytes, 1);
+      if (roce) {
+        setenv("BRAID_FAKE_VERBS_LINK", "ethernet", 1);
+        setenv("BRAID_IB_TC", "106", 1);  // DSCP 26, a usual lossless class
+      }
     });
     shm_unlink(fabric.c_str());
   }
@@ -60,6 +64,14 @@ TEST_P(IbVerbs, SmallInMessagesOf4KiB) {
   MatrixOptions m;
   m.bigCount = 0;
   run(m, "4096");
+}
+
+// The same over RoCE ports: queue pairs addressed by GID through a global
+// route header carrying BRAID_IB_TC (the fake refuses any other route).
+TEST_P(IbVerbs, SmallOverRoCE) {
+  MatrixOptions m;
+  m.bigCount = 0;
+  run(m, nullptr, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, IbVerbs, ::testing::Values(TransportShape{3, 0}, TransportShape{4, 2}),
