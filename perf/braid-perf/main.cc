@@ -44,16 +44,17 @@ std::string parametersLine(const PerfOptions& o, int nranks) {
   char buf[512];
   std::string step =
       o.stepFactor > 1 ? std::to_string(o.stepFactor) + "(factor)" : std::to_string(o.stepBytes) + "(bytes)";
-  std::snprintf(buf, sizeof(buf),
-                "# Collective %s nRanks %d minBytes %zu maxBytes %zu step: %s warmup iters: %d "
-                "iters: %d validation: %d blocking: %d time: %s algo: %s memory: %s stream: %s",
-                o.collective->name, nranks, o.minBytes, o.maxBytes, step.c_str(), o.warmupIters, o.iters,
-                o.check ? 1 : 0, o.blocking ? 1 : 0, kTimeNames[static_cast<int>(o.timeReduce)],
-                o.algo.empty() ? "default" : o.algo.c_str(),
-                o.memory == MemoryKind::kDevice ? "device" : "host",
-                o.blocking     ? "none"
-                : o.cudaStream ? "cuda"
-                               : "braid");
+  std::snprintf(
+      buf, sizeof(buf),
+      "# Collective %s nRanks %d minBytes %zu maxBytes %zu step: %s warmup iters: %d "
+      "iters: %d validation: %d blocking: %d time: %s algo: %s memory: %s stream: %s registered: %d",
+      o.collective->name, nranks, o.minBytes, o.maxBytes, step.c_str(), o.warmupIters, o.iters,
+      o.check ? 1 : 0, o.blocking ? 1 : 0, kTimeNames[static_cast<int>(o.timeReduce)],
+      o.algo.empty() ? "default" : o.algo.c_str(), o.memory == MemoryKind::kDevice ? "device" : "host",
+      o.blocking     ? "none"
+      : o.cudaStream ? "cuda"
+                     : "braid",
+      o.registerBuffers ? 1 : 0);
   return buf;
 }
 
@@ -143,6 +144,14 @@ int run(PerfOptions& opts) {
   Buffers buffers;
   if (std::string err = allocateBuffers(opts.memory, opts.maxBytes, &buffers); !err.empty())
     fatalMessage(ctx, err);
+  void* registrations[2] = {nullptr, nullptr};
+  if (opts.registerBuffers) {
+    void* regions[2] = {buffers.send, buffers.recv};
+    for (int i = 0; i < 2; ++i)
+      if (buffers.bytes > 0 &&
+          (rc = braidCommRegister(ctx.comm, regions[i], buffers.bytes, &registrations[i])) != braidSuccess)
+        fatal(ctx, "braidCommRegister", rc);
+  }
   const Collective& coll = *opts.collective;
   std::vector<std::optional<braidRedOp_t>> ops;
   if (coll.reduces) {
@@ -227,6 +236,9 @@ int run(PerfOptions& opts) {
     std::fflush(stdout);
   }
   closeStream(ctx);
+  for (void* registration : registrations)
+    if (registration != nullptr && (rc = braidCommDeregister(ctx.comm, registration)) != braidSuccess)
+      fatal(ctx, "braidCommDeregister", rc);
   if ((rc = braidCommDestroy(ctx.comm)) != braidSuccess) {
     std::fprintf(stderr, "braid-perf: braidCommDestroy failed: %s\n", braidGetErrorString(rc));
     return 1;

@@ -19,7 +19,7 @@ constexpr const char* kDescription =
 struct RawFlags {
   std::string minBytes = "32M", maxBytes = "32M", stepBytes = "1M";
   std::string datatype = "float", op = "sum";
-  int check = 1, blocking = 0, average = 3;
+  int check = 1, blocking = 0, average = 3, registered = 0;
   std::string quant = "none";
   std::string memory = "host";
 };
@@ -78,6 +78,11 @@ void addFlags(CLI::App* sub, PerfOptions& o, RawFlags& raw) {
                   "result copied down for the check)")
       ->capture_default_str()
       ->check(CLI::IsMember({"host", "device"}));
+  sub->add_option("-R,--register", raw.registered,
+                  "Register the send and receive buffers with braidCommRegister before the sweep: 1 or 0 "
+                  "(over ibverbs their messages then pin no memory each; elsewhere no effect)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1));
   sub->add_flag("--cuda-stream", o.cudaStream,
                 "--memory device: queue the calls on a braid stream wrapping a cudaStream_t "
                 "(braidStreamWrapCuda) and time until cudaStreamSynchronize returns");
@@ -127,6 +132,9 @@ std::string finish(PerfOptions& o, const RawFlags& raw) {
   o.memory = raw.memory == "device" ? MemoryKind::kDevice : MemoryKind::kHost;
   if (o.cudaStream && o.memory != MemoryKind::kDevice) return "--cuda-stream needs --memory device";
   if (o.cudaStream && o.blocking) return "--cuda-stream queues the calls: not with -z 1";
+  o.registerBuffers = raw.registered != 0;
+  if (o.registerBuffers && o.memory == MemoryKind::kDevice)
+    return "-R 1 registers host memory: not with --memory device";
   o.timeReduce = static_cast<TimeReduce>(raw.average);
   return "";
 }

@@ -37,6 +37,7 @@ struct PerfOptions {
   QuantSettings quant;  // -q: codec None runs the plain collective
   MemoryKind memory = MemoryKind::kHost;
   bool cudaStream = false;  // --cuda-stream: the braid stream wraps a cudaStream_t
+  bool registerBuffers = false;  // -R 1: braidCommRegister on the buffers, as nccl-tests' -R
 };
 
 // Parses argv. On --help or a usage error, prints what CLI11 prints (or the

@@ -121,6 +121,23 @@ TEST(PerfOptions, TypeAndOpNames) {
   for (braidDataType_t t : allTypes()) EXPECT_EQ(parseType(typeInfo(t).name), t);
 }
 
+TEST(PerfOptions, RegisterBuffers) {
+  int code;
+  std::optional<PerfOptions> o = parse({"allreduce"}, &code);
+  ASSERT_TRUE(o);
+  EXPECT_FALSE(o->registerBuffers);
+  o = parse({"allgather", "-R", "1"}, &code);
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(o->registerBuffers);
+  o = parse({"allgather", "--register", "0"}, &code);
+  ASSERT_TRUE(o);
+  EXPECT_FALSE(o->registerBuffers);
+  EXPECT_FALSE(parse({"allreduce", "-R", "2"}, &code));
+  EXPECT_NE(code, 0);
+  EXPECT_FALSE(parse({"allreduce", "-R", "1", "--memory", "device"}, &code));  // host memory only
+  EXPECT_EQ(code, 2);
+}
+
 TEST(PerfOptions, AlgoOverrideKeepsOtherCollectives) {
   EXPECT_EQ(withAlgo("", "allreduce", "ring"), "allreduce:ring");
   EXPECT_EQ(withAlgo("allreduce:rhd;broadcast:chain", "allreduce", "ring"), "broadcast:chain;allreduce:ring");
