@@ -202,7 +202,8 @@ BRAID_API braidResult_t braidCommGetAsyncError(braidComm_t comm, braidResult_t* 
 /* Registers [buff, buff + size) with the communicator's transports that pin
  * memory for the network (ibverbs), so that messages of later calls inside
  * it go without a registration of their own; as ncclCommRegister. Over the
- * other transports (tcp, shm, ucx) it records the range and moves nothing.
+ * other transports (tcp, shm, ucx, netplugin) it records the range and pins
+ * nothing.
  * The buffer must stay mapped until braidCommDeregister (or the
  * communicator's destruction); ranges may overlap. Local to this rank: the
  * others need not register alike. Thread-safe. */
