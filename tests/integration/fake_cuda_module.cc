@@ -1,9 +1,12 @@
 // A stand-in for libbraid-cuda.so, so that braid's device-buffer paths
 // (core/device_staging.h, core/device_direct.h) run in CI, where there is no
 // GPU. Its "device memory" is shared-memory pages of this process that it
-// keeps a registry of (pointerDevice says device 0 for them) and keeps
-// inaccessible (PROT_NONE) except inside its own copies and kernels: braid
-// touching device memory from the host, as it must not, crashes the test.
+// keeps a registry of (pointerDevice says device 0 for them). The address
+// braid gets is mapped PROT_NONE: braid touching device memory from the host,
+// as it must not, crashes the test. The module's own copies and kernels work
+// on a second, writable mapping of the same pages (the block's "view"), so
+// they need no mprotect per call: that cost the device tests most of their
+// time (a TLB shootdown per call, and braid copies in small pieces).
 // Work finishes at once, so events and copy streams need no work. What it
 // models of a CUDA stream is the one thing braid relies on: work queued after
 // streamWaitFlag does not run before the flag is reached (copies, kernels and
@@ -37,7 +40,11 @@ using braid::kernels::DeviceModule;
 constexpr int kFakeError = 999;
 
 std::mutex gMu;
-std::map<uintptr_t, size_t> gDeviceBlocks;  // start -> bytes
+struct Block {
+  size_t bytes;
+  char* view;  // the same pages, readable and writable, for this module only
+};
+std::map<uintptr_t, Block> gDeviceBlocks;   // start -> block
 std::map<uintptr_t, int> gMemfds;           // start -> memfd, for blocks this process allocated
 struct Wait {
   const uint32_t* flag;
@@ -83,38 +90,51 @@ int pointerDevice(const void* p, int* device) {
   auto at = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lock(gMu);
   auto it = gDeviceBlocks.upper_bound(at);
-  if (it != gDeviceBlocks.begin() && at < std::prev(it)->first + std::prev(it)->second) *device = 0;
+  if (it != gDeviceBlocks.begin() && at < std::prev(it)->first + std::prev(it)->second.bytes) *device = 0;
   return 0;
 }
 size_t pages(size_t bytes) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return (bytes + page - 1) / page * page;
 }
+// Maps fd twice: PROT_NONE for braid, read-write for the module. false
+// leaves nothing mapped.
+bool mapBlock(int fd, size_t bytes, void** start, char** view) {
+  void* m = mmap(nullptr, pages(bytes), PROT_NONE, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) return false;
+  void* v = mmap(nullptr, pages(bytes), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (v == MAP_FAILED) {
+    munmap(m, pages(bytes));
+    return false;
+  }
+  *start = m;
+  *view = static_cast<char*>(v);
+  return true;
+}
 int alloc(void** p, size_t bytes) {
   const int fd = memfd_create("braid-fake-cuda", MFD_CLOEXEC);
   if (fd < 0) return 2;
-  void* m = ftruncate(fd, static_cast<off_t>(pages(bytes))) == 0
-                ? mmap(nullptr, pages(bytes), PROT_NONE, MAP_SHARED, fd, 0)
-                : MAP_FAILED;
-  if (m == MAP_FAILED) {
+  void* m = nullptr;
+  char* view = nullptr;
+  if (ftruncate(fd, static_cast<off_t>(pages(bytes))) != 0 || !mapBlock(fd, bytes, &m, &view)) {
     close(fd);
     return 2;
   }
   *p = m;
   std::lock_guard<std::mutex> lock(gMu);
-  gDeviceBlocks[reinterpret_cast<uintptr_t>(m)] = bytes;
+  gDeviceBlocks[reinterpret_cast<uintptr_t>(m)] = Block{bytes, view};
   gMemfds[reinterpret_cast<uintptr_t>(m)] = fd;
   return 0;
 }
 // Unmaps a block (allocated here or opened from another process).
 int unmapBlock(void* p) {
-  size_t bytes = 0;
+  Block block{};
   int fd = -1;
   {
     std::lock_guard<std::mutex> lock(gMu);
     auto it = gDeviceBlocks.find(reinterpret_cast<uintptr_t>(p));
     if (it == gDeviceBlocks.end()) return 1;
-    bytes = it->second;
+    block = it->second;
     const uintptr_t start = it->first;
     gDeviceBlocks.erase(it);
     if (auto f = gMemfds.find(start); f != gMemfds.end()) {
@@ -122,35 +142,26 @@ int unmapBlock(void* p) {
       gMemfds.erase(f);
     }
   }
-  munmap(p, pages(bytes));
+  munmap(p, pages(block.bytes));
+  munmap(block.view, pages(block.bytes));
   if (fd >= 0) close(fd);
   return 0;
 }
 int release(void* p) { return unmapBlock(p); }
-// The device block holding p, opened for this thread's copy (each block is
-// copied by one thread at a time: braid's copies of one call run on one
-// thread, and the tests copy only while no call is in flight).
-struct Opened {
-  void* start = nullptr;
-  size_t bytes = 0;
-  explicit Opened(const void* p) {
-    auto at = reinterpret_cast<uintptr_t>(p);
-    std::lock_guard<std::mutex> lock(gMu);
-    auto it = gDeviceBlocks.upper_bound(at);
-    if (it == gDeviceBlocks.begin() || at >= std::prev(it)->first + std::prev(it)->second) return;
-    start = reinterpret_cast<void*>(std::prev(it)->first);
-    bytes = pages(std::prev(it)->second);
-    mprotect(start, bytes, PROT_READ | PROT_WRITE);
-  }
-  ~Opened() {
-    if (start) mprotect(start, bytes, PROT_NONE);
-  }
-};
+// Where the module reaches p: its block's view for device memory, p itself
+// for host memory.
+template <typename T>
+T* reach(T* p) {
+  auto at = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(gMu);
+  auto it = gDeviceBlocks.upper_bound(at);
+  if (it == gDeviceBlocks.begin() || at >= std::prev(it)->first + std::prev(it)->second.bytes) return p;
+  return reinterpret_cast<T*>(std::prev(it)->second.view + (at - std::prev(it)->first));
+}
 int copy(void* dst, const void* src, size_t bytes, void* stream) {
   drain(stream);
   if (bytes == 0) return 0;
-  Opened to(dst), from(src);
-  memmove(dst, src, bytes);
+  memmove(reach(dst), reach(src), bytes);
   return 0;
 }
 int synchronize(void* stream) {
@@ -161,15 +172,14 @@ int synchronize(void* stream) {
 int reduce(void* d, const void* a, const void* b, size_t n, int dtype, int op, void* stream) {
   drain(stream);
   if (n == 0) return 0;
-  Opened od(d), oa(a), ob(b);
-  braid::kernels::reduce(d, a, b, n, static_cast<braid::DataType>(dtype), static_cast<braid::RedOp>(op));
+  braid::kernels::reduce(reach(d), reach(a), reach(b), n, static_cast<braid::DataType>(dtype),
+                         static_cast<braid::RedOp>(op));
   return 0;
 }
 int divide(void* p, size_t n, int dtype, uint64_t divisor, void* stream) {
   drain(stream);
   if (n == 0) return 0;
-  Opened op(p);
-  braid::kernels::divideBy(p, n, static_cast<braid::DataType>(dtype), divisor);
+  braid::kernels::divideBy(reach(p), n, static_cast<braid::DataType>(dtype), divisor);
   return 0;
 }
 // The codecs of codec.h, run here as the real module runs its kernels: the
@@ -186,16 +196,14 @@ braid::kernels::CodecParams paramsOf(const DeviceCodec* c) {
 int encode(const DeviceCodec* c, const void* src, size_t n, void* dst, void* stream) {
   drain(stream);
   if (n == 0) return 0;
-  Opened from(src), to(dst);
-  braid::kernels::encode(paramsOf(c), src, n, dst);
+  braid::kernels::encode(paramsOf(c), reach(src), n, reach(dst));
   gCodings.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }
 int decode(const DeviceCodec* c, const void* src, size_t n, void* dst, void* stream) {
   drain(stream);
   if (n == 0) return 0;
-  Opened from(src), to(dst);
-  braid::kernels::decode(paramsOf(c), src, n, dst);
+  braid::kernels::decode(paramsOf(c), reach(src), n, reach(dst));
   gCodings.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }
@@ -261,14 +269,15 @@ int ipcOpenHandle(const void* handle, void** p) {
   const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return 2;
   struct stat st {};
-  void* m = fstat(fd, &st) == 0 && st.st_size > 0
-                ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_NONE, MAP_SHARED, fd, 0)
-                : MAP_FAILED;
+  void* m = nullptr;
+  char* view = nullptr;
+  const bool mapped =
+      fstat(fd, &st) == 0 && st.st_size > 0 && mapBlock(fd, static_cast<size_t>(st.st_size), &m, &view);
   close(fd);
-  if (m == MAP_FAILED) return 2;
+  if (!mapped) return 2;
   *p = m;
   std::lock_guard<std::mutex> lock(gMu);
-  gDeviceBlocks[reinterpret_cast<uintptr_t>(m)] = static_cast<size_t>(st.st_size);
+  gDeviceBlocks[reinterpret_cast<uintptr_t>(m)] = Block{static_cast<size_t>(st.st_size), view};
   return 0;
 }
 int ipcCloseHandle(void* p) { return unmapBlock(p); }
