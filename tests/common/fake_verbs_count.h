@@ -36,4 +36,16 @@ inline FakeVerbsPath fakeVerbsLastPath(const char* library) {
   return path;
 }
 
+// Runs fn(arg) once, on this process's next ibv_poll_cq that finds nothing,
+// just after that poll; false when the library is not loaded.
+inline bool fakeVerbsAfterEmptyPoll(const char* library, void (*fn)(void*), void* arg) {
+  void* lib = dlopen(library, RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return false;
+  auto arm =
+      reinterpret_cast<void (*)(void (*)(void*), void*)>(dlsym(lib, "braid_fake_verbs_after_empty_poll"));
+  if (arm) arm(fn, arg);
+  dlclose(lib);
+  return arm != nullptr;
+}
+
 }  // namespace braid::test

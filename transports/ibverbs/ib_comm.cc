@@ -115,10 +115,8 @@ Status IbComm::checkPeerAlive() {
   return Status::ok();
 }
 
-Status IbComm::progress() {
-  if (!failed_.isOk()) return failed_;
+Status IbComm::pollCompletions(bool* any) {
   ibv_wc wc[kPollBatch];
-  bool any = false;
   for (;;) {
     const int n = qp_->poll(wc, kPollBatch);
     if (n < 0)
@@ -131,12 +129,26 @@ Status IbComm::progress() {
                                 " failed: " + qp_->describe(wc[i])));
       BRAID_RETURN_IF_ERROR(fail(onCompletion(wc[i])));
     }
-    any |= n > 0;
-    if (n < kPollBatch) break;
+    *any |= n > 0;
+    if (n < kPollBatch) return Status::ok();
   }
+}
+
+Status IbComm::progress() {
+  if (!failed_.isOk()) return failed_;
+  bool any = false;
+  BRAID_RETURN_IF_ERROR(pollCompletions(&any));
   BRAID_RETURN_IF_ERROR(fail(advance()));
-  if (!any && !requests_.empty()) return fail(checkPeerAlive());
-  return Status::ok();
+  if (any || requests_.empty()) return Status::ok();
+  Status alive = checkPeerAlive();
+  if (alive.isOk()) return alive;
+  // The peer may have sent its last message and closed between the poll
+  // above and the check: what it sent before closing is in our completion
+  // queue by now, and the requests it completes must succeed. Judged gone
+  // only when a second look finds nothing.
+  BRAID_RETURN_IF_ERROR(pollCompletions(&any));
+  BRAID_RETURN_IF_ERROR(fail(advance()));
+  return any ? Status::ok() : fail(std::move(alive));
 }
 
 Status IbComm::test(IbRequest* r, bool* done, size_t* size) {

@@ -89,6 +89,8 @@ class IbComm {
   std::deque<IbRequest*> requests_;  // in flight, in posting order
 
  private:
+  // Takes every completion waiting in the queue; *any: there was one.
+  Status pollCompletions(bool* any);
   Status checkPeerAlive();
 
   net::Fd side_;

@@ -6,8 +6,10 @@
 #include <poll.h>
 #include <sys/mman.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "tcp_test_util.h"
 #include "tests/common/fake_verbs_count.h"
@@ -251,6 +253,49 @@ TEST_F(IbVerbs, AMessageOutsideItsHandleIsRefusedAndTheConnectionGoesOn) {
   ASSERT_EQ(reqs[0].size, size_t{16} << 10);
   EXPECT_TRUE(std::equal(out.begin(), out.begin() + (16 << 10), in.begin()));
   EXPECT_TRUE(p.sender->deregMr(handle).isOk());
+}
+
+// The peer sends its last message and closes between a poll of ours that
+// found nothing and the liveness check that follows it (the fake's hook puts
+// it exactly there). The message is in our completion queue by then: its
+// receive succeeds instead of failing on "closed the side channel". In CI
+// this raced a survivor's first call after a shrink against the neighbour
+// that finished it and destroyed the communicator.
+TEST_F(IbVerbs, AMessageSentJustBeforeThePeerClosedIsReceived) {
+  Pair p;
+  ASSERT_NO_FATAL_FAILURE(connect(&p));
+  struct Closing {
+    Pair* pair;
+    std::vector<uint8_t> out = testing::pattern(1000, 5);
+    Status sent = internalError("the hook never ran");
+  } closing{&p};
+  std::vector<uint8_t> in(closing.out.size(), 0);
+  testing::Pending r(p.receiver.get());
+  ASSERT_TRUE(p.recv->irecv(in.data(), in.size(), 4, nullptr, &r.req).isOk());
+  // irecv looked at the peer just now; liveness checks are at most every
+  // 10 ms (ib_comm.cc), so after this the next poll without news checks.
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  auto sendAndClose = [](void* arg) {
+    auto* c = static_cast<Closing*>(arg);
+    testing::Pending s(c->pair->sender.get());
+    c->sent = c->pair->send->isend(c->out.data(), c->out.size(), 4, nullptr, &s.req);
+    for (Deadline deadline(5000); c->sent.isOk() && !s.done && !deadline.expired();)
+      c->sent = s.transport->test(s.req, &s.done, &s.size);
+    if (c->sent.isOk() && !s.done) c->sent = internalError("the send did not finish");
+    c->pair->send.reset();  // says goodbye and closes the side channel
+  };
+  ASSERT_TRUE(test::fakeVerbsAfterEmptyPoll(BRAID_FAKE_VERBS_PATH, sendAndClose, &closing));
+  for (Deadline deadline(5000); !r.done && !deadline.expired();) {
+    r.status = p.receiver->test(r.req, &r.done, &r.size);
+    if (!r.done) {
+      ASSERT_TRUE(p.receiver->wait(1).isOk());
+    }
+  }
+  ASSERT_TRUE(closing.sent.isOk()) << closing.sent.message();
+  ASSERT_TRUE(r.done);
+  ASSERT_TRUE(r.status.isOk()) << r.status.message();
+  EXPECT_EQ(r.size, closing.out.size());
+  EXPECT_EQ(in, closing.out);
 }
 
 // Read-only memory (a const table) cannot be pinned for writing: it is

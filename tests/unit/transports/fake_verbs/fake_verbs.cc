@@ -143,16 +143,40 @@ bool isWritable(uintptr_t addr, size_t length) {
 // registered buffer spares its messages theirs.
 std::atomic<uint64_t> gRegistrations{0};
 
+// braid_fake_verbs_after_empty_poll's hook: run once, by the next ibv_poll_cq
+// of this process that finds nothing, after it looked. Lets a test put
+// another end's work exactly between a poll and what its caller does next.
+struct EmptyPollHook {
+  void (*fn)(void*);
+  void* arg;
+};
+std::atomic<EmptyPollHook*> gEmptyPollHook{nullptr};
+
+int pollCqThenHook(ibv_cq* cq, int capacity, ibv_wc* out) {
+  const int polled = pollCq(cq, capacity, out);
+  if (polled == 0 && gEmptyPollHook.load(std::memory_order_relaxed) != nullptr) {
+    if (EmptyPollHook* hook = gEmptyPollHook.exchange(nullptr)) {
+      hook->fn(hook->arg);
+      delete hook;
+    }
+  }
+  return polled;
+}
+
 }  // namespace
 }  // namespace braid::fake_verbs
 
 using namespace braid::fake_verbs;
 
-// Not libibverbs functions: the tests' count of ibv_reg_mr calls, and the
-// last path asked for (above).
+// Not libibverbs functions: the tests' count of ibv_reg_mr calls, the last
+// path asked for, and a hook on empty polls (above).
 BRAID_FAKE_VERBS_EXPORT uint64_t braid_fake_verbs_registrations() { return gRegistrations.load(); }
 BRAID_FAKE_VERBS_EXPORT void braid_fake_verbs_last_path(int out[5]) {
   std::memcpy(out, gLastPath, sizeof(gLastPath));
+}
+// Arms the hook above (replacing one not yet run).
+BRAID_FAKE_VERBS_EXPORT void braid_fake_verbs_after_empty_poll(void (*fn)(void*), void* arg) {
+  delete gEmptyPollHook.exchange(new EmptyPollHook{fn, arg});
 }
 
 // Opens the fabric (see fake_fabric.h): nullptr with errno set when it cannot.
@@ -177,7 +201,7 @@ BRAID_FAKE_VERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
   FakeContext* context = new FakeContext{};
   ibv_context& verbs = context->context;
   verbs.device = device;
-  verbs.ops.poll_cq = pollCq;
+  verbs.ops.poll_cq = pollCqThenHook;
   verbs.ops.post_send = postSend;
   verbs.ops.post_recv = postRecv;
   verbs.cmd_fd = -1;
