@@ -92,7 +92,17 @@ Status ShmComm::test(ShmRequest* req, bool* done, size_t* size) {
   if (!req->completed && failed_.isOk()) {
     bool moved = false;
     Status st = progress(&moved);
-    if (st.isOk() && !moved && !req->finished) st = checkPeer();
+    if (st.isOk() && !moved && !req->finished) {
+      st = checkPeer();
+      // The peer may have written its last message and exited between
+      // progress() and checkPeer(): what it wrote is visible now. Judged
+      // gone only when a second look moves nothing (as ib_comm.cc does).
+      if (!st.isOk()) {
+        bool again = false;
+        Status second = progress(&again);
+        if (!second.isOk() || again) st = std::move(second);
+      }
+    }
     if (!st.isOk()) (void)fail(std::move(st));
     retireCompleted();
   }
