@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/address_range.h"
 #include "base/env.h"
 #include "transports/net/auth.h"
 #include "transports/registry.h"
@@ -28,8 +29,7 @@ std::string pciPathOf(const std::string& ifname) {
 }  // namespace
 
 bool MemoryRegion::contains(const void* data, size_t bytes) const {
-  uintptr_t at = reinterpret_cast<uintptr_t>(data);
-  return at >= begin && at - begin <= size && bytes <= size - (at - begin);
+  return rangeCovers(begin, size, data, bytes);
 }
 
 Request* Comm::takeRequest() {

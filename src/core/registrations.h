@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/address_range.h"
 #include "base/status.h"
 #include "transports/transport.h"
 
@@ -33,10 +34,7 @@ class Registrations {
     Range(const Range&) = delete;
     Range& operator=(const Range&) = delete;
 
-    bool covers(const void* data, size_t bytes) const {
-      const auto at = reinterpret_cast<uintptr_t>(data);
-      return at >= begin_ && bytes <= size_ && at - begin_ <= size_ - bytes;
-    }
+    bool covers(const void* data, size_t bytes) const { return rangeCovers(begin_, size_, data, bytes); }
     // This range's handle with `transport` (null: it registered nothing).
     void* handleFor(const transport::Transport* transport) const {
       for (const auto& [t, handle] : handles_)

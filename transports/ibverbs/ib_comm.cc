@@ -55,18 +55,20 @@ IbRequest* IbComm::newRequest(uint32_t tag, void* data, size_t size) {
   return r;
 }
 
-void IbComm::finish(IbRequest* r, size_t bytes) {
-  r->bytes = bytes;
-  r->done = true;
+void IbComm::dropRegistration(IbRequest* r) {
   if (r->ownsMr) qp_->deregister(r->mr);
   r->mr = nullptr;
   r->ownsMr = false;
 }
 
+void IbComm::finish(IbRequest* r, size_t bytes) {
+  r->bytes = bytes;
+  r->done = true;
+  dropRegistration(r);
+}
+
 void IbComm::release(IbRequest* r) {
-  if (r->ownsMr) qp_->deregister(r->mr);
-  r->mr = nullptr;
-  r->ownsMr = false;
+  dropRegistration(r);
   requests_.erase(std::find(requests_.begin(), requests_.end(), r));
   free_.push_back(r);
 }

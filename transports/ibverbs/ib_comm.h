@@ -75,6 +75,8 @@ class IbComm {
     return nullptr;
   }
   void finish(IbRequest* r, size_t bytes);
+  // Deregisters the request's buffer if this message registered it.
+  void dropRegistration(IbRequest* r);
   void release(IbRequest* r);
   Status fail(Status st);
   Status closedByPeer(const std::string& how) const;

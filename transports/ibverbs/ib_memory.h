@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/address_range.h"
 #include "base/status.h"
 #include "transports/ibverbs/ib_devices.h"
 
@@ -29,10 +30,7 @@ class IbMemory {
   IbMemory(const IbMemory&) = delete;
   IbMemory& operator=(const IbMemory&) = delete;
 
-  bool covers(const void* data, size_t size) const {
-    const auto at = reinterpret_cast<uintptr_t>(data);
-    return at >= begin_ && size <= size_ && at - begin_ <= size_ - size;
-  }
+  bool covers(const void* data, size_t size) const { return rangeCovers(begin_, size_, data, size); }
   bool writable() const { return writable_; }
   // The registration in `pd`, or null where the transport has no such device.
   ibv_mr* in(const ibv_pd* pd) const;

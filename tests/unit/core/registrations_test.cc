@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -58,6 +59,26 @@ class CountingTransport final : public transport::Transport {
 };
 
 int idOf(void* mhandle) { return mhandle ? *static_cast<int*>(mhandle) : 0; }
+
+// The one range test all registered memory uses (base/address_range.h),
+// at its edges and at the top of the address space, where begin + size and
+// data + bytes overflow.
+TEST(AddressRange, CoversExactlyTheBuffersInside) {
+  const uintptr_t begin = 0x1000;
+  auto at = [](uintptr_t a) { return reinterpret_cast<const void*>(a); };
+  EXPECT_TRUE(rangeCovers(begin, 256, at(begin), 256));
+  EXPECT_TRUE(rangeCovers(begin, 256, at(begin + 255), 1));
+  EXPECT_TRUE(rangeCovers(begin, 256, at(begin + 256), 0));
+  EXPECT_FALSE(rangeCovers(begin, 256, at(begin - 1), 1));
+  EXPECT_FALSE(rangeCovers(begin, 256, at(begin), 257));
+  EXPECT_FALSE(rangeCovers(begin, 256, at(begin + 255), 2));
+  EXPECT_FALSE(rangeCovers(begin, 256, at(begin + 257), 0));
+  EXPECT_FALSE(rangeCovers(begin, 256, at(begin + 8), SIZE_MAX));  // data + bytes wraps
+  const uintptr_t top = UINTPTR_MAX - 255;                         // the last 256 bytes
+  EXPECT_TRUE(rangeCovers(top, 256, at(top + 128), 128));
+  EXPECT_FALSE(rangeCovers(top, 256, at(top + 128), 129));
+  EXPECT_FALSE(rangeCovers(top, 256, at(0), 16));
+}
 
 TEST(Registrations, OnlyTransportsThatGainRegisterAndEachMessageFindsItsRange) {
   CountingTransport ib(true), tcp(false);
