@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -149,6 +150,13 @@ std::shared_ptr<void> HostSlots::makePrivateArea(int nranks, size_t slotBytes, s
   std::memset(p, 0, bytes);
   writeHeader(p, nranks, slotBytes, cellBytes);
   return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+void HostSlots::prefetchMyData(uint32_t opNumber, Lane lane, size_t bytes) const {
+  constexpr size_t kCacheLine = 64;
+  if (lane == Lane::kLine || !sawEveryonePublish(reusableAfter(opNumber, lane))) return;
+  char* data = myData(opNumber, lane);
+  for (size_t at = 0; at < std::min(bytes, kPrefetchBytes); at += kCacheLine) prefetchForWrite(data + at);
 }
 
 void HostSlots::publish(uint32_t opNumber) const {

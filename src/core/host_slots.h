@@ -144,6 +144,11 @@ class HostSlots {
   // past that cell's last use: then the transfer overlaps whatever this rank
   // does before its next op instead of delaying that op's publish.
   void prefetchMyCell(uint32_t opNumber) const { prefetchForWrite(control(rank_, opNumber)); }
+  // The same for the first `bytes` (at most kPrefetchBytes) of op
+  // `opNumber`'s data in a cell or slot, once every rank is past their last
+  // use (nothing for the line lane: its data is in the cell's first line).
+  void prefetchMyData(uint32_t opNumber, Lane lane, size_t bytes) const;
+  static constexpr size_t kPrefetchBytes = 1024;
 
   // Whether rank r has published op `opNumber` (or a later one). Answered
   // from what this rank saw of r before when that is enough, so that a check

@@ -446,6 +446,14 @@ Status runWhole(const HostSlots& slots, uint32_t opNumber, const SlotCall& call,
   if (slots.sawEveryonePublish(HostSlots::reusableAfter(opNumber + 1, Lane::kCell)))
     slots.prefetchMyCell(opNumber + 1);
   derive(slots, opNumber, lane, call);
+  // The next call most likely has this one's shape (calls in a loop), and
+  // its data then goes where this rank's next op writes: fetch that too,
+  // while the next call is made. Only after the output: fetched before it,
+  // the lines held up the output's reads of the peers' data (2-rank
+  // all-gathers of 1-2 KiB took 7-15% longer). Interleaved runs of 2-rank
+  // calls on the 2-core VM, us: all-reduce 1 KiB 0.84 -> 0.64, 256 B 0.63 ->
+  // 0.58; all-gather 256 B 0.58 -> 0.43, 4 KiB 1.15 -> 0.97.
+  slots.prefetchMyData(opNumber + 1, lane, bytes);
   return Status::ok();
 }
 
