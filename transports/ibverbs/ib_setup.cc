@@ -30,10 +30,9 @@ Status parseInfo(const uint8_t* bytes, const std::string& peer, QpInfo* info) {
 
 }  // namespace
 
-IbConnect::IbConnect(const transport::Handle& handle, uint64_t connectorId, const net::SocketAddress& address,
-                     const VerbsApi& api, const IbPort& port, const transport::Options& options)
-    : handle_(handle),
-      connectorId_(connectorId),
+IbConnect::IbConnect(uint64_t connectorId, const net::SocketAddress& address, const VerbsApi& api,
+                     const IbPort& port, const transport::Options& options)
+    : connectorId_(connectorId),
       address_(address),
       api_(api),
       port_(port),

@@ -33,12 +33,9 @@ struct Transfer {
 
 class IbConnect {
  public:
-  IbConnect(const transport::Handle& handle, uint64_t connectorId, const net::SocketAddress& address,
-            const VerbsApi& api, const IbPort& port, const transport::Options& options);
+  IbConnect(uint64_t connectorId, const net::SocketAddress& address, const VerbsApi& api, const IbPort& port,
+            const transport::Options& options);
 
-  bool matches(const transport::Handle& handle, uint64_t connectorId) const {
-    return connectorId == connectorId_ && handle.bytes == handle_.bytes;
-  }
   // *comm once the connection is up; an error ends the attempt.
   Status step(std::unique_ptr<IbSendComm>* comm);
   const net::SocketAddress& address() const { return address_; }
@@ -47,7 +44,6 @@ class IbConnect {
   enum class State { kIdle, kConnecting, kHandshake, kExchange, kReady, kDone };
   Status startOrRetry();
 
-  transport::Handle handle_;
   uint64_t connectorId_;
   net::SocketAddress address_;
   const VerbsApi& api_;

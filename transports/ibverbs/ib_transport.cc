@@ -63,20 +63,18 @@ Status IbTransport::connect(int dev, const transport::Handle& handle, uint64_t c
                             std::unique_ptr<transport::SendComm>* sendComm) {
   sendComm->reset();
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
-  auto it = std::find_if(connects_.begin(), connects_.end(),
-                         [&](const auto& c) { return c->matches(handle, connectorId); });
-  if (it == connects_.end()) {
+  IbConnect* attempt = connects_.find(dev, handle, connectorId);
+  if (attempt == nullptr) {
     net::SocketAddress address;
     if (!net::unpackAddressHandle(kHandleMagic, kHandleVersion, handle, &address))
       return invalidArgument("ibverbs connect: the handle was not made by an ibverbs listen()");
-    connects_.push_back(
-        std::make_unique<IbConnect>(handle, connectorId, address, api_, ports_[dev], options_));
-    it = connects_.end() - 1;
+    attempt = connects_.add(dev, handle, connectorId,
+                            std::make_unique<IbConnect>(connectorId, address, api_, ports_[dev], options_));
   }
   std::unique_ptr<IbSendComm> comm;
-  Status st = (*it)->step(&comm);
+  Status st = attempt->step(&comm);
   if (st.isOk() && !comm) return Status::ok();
-  connects_.erase(it);
+  connects_.remove(attempt);
   BRAID_RETURN_IF_ERROR(st);
   *sendComm = std::move(comm);
   return Status::ok();

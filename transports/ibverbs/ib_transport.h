@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "transports/connect_attempts.h"
 #include "transports/ibverbs/ib_devices.h"
 #include "transports/ibverbs/ib_setup.h"
 #include "transports/ibverbs/ib_wire.h"
@@ -58,7 +59,7 @@ class IbTransport final : public transport::Transport {
   const VerbsApi& api_;
   std::vector<IbPort> ports_;
   net::Interface side_;
-  std::vector<std::unique_ptr<IbConnect>> connects_;
+  transport::ConnectAttempts<IbConnect> connects_;
 };
 
 }  // namespace braid::ibverbs

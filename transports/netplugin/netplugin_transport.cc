@@ -59,7 +59,7 @@ Status NetPluginTransport::create(const transport::Options& options,
 }
 
 NetPluginTransport::~NetPluginTransport() {
-  for (auto& c : connects_) abandon(*c);
+  connects_.forEach([this](PendingConnect& c) { abandon(c); });
 }
 
 Status NetPluginTransport::checkDevice(int dev) const {
@@ -122,28 +122,25 @@ Status NetPluginTransport::connect(int dev, const transport::Handle& handle, uin
                                    std::unique_ptr<transport::SendComm>* sendComm) {
   sendComm->reset();
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
-  auto it = std::find_if(connects_.begin(), connects_.end(), [&](const auto& c) {
-    return c->dev == dev && c->connectorId == connectorId && c->handle.bytes == handle.bytes;
-  });
-  if (it == connects_.end()) {
+  PendingConnect* attempt = connects_.find(dev, handle, connectorId);
+  if (attempt == nullptr) {
     auto c = std::make_unique<PendingConnect>();
     c->dev = dev;
     c->handle = handle;
     c->connectorId = connectorId;
-    connects_.push_back(std::move(c));
-    it = connects_.end() - 1;
+    attempt = connects_.add(dev, handle, connectorId, std::move(c));
   }
   bool finished = false;
-  Status st = step(**it, &finished);
+  Status st = step(*attempt, &finished);
   if (st.isOk() && !finished) return Status::ok();
   if (st.isOk()) {
     *sendComm =
-        std::make_unique<NetPluginSendComm>(lib_, (*it)->comm, "listener on " + devices_[dev].props.name);
-    (*it)->comm = nullptr;
+        std::make_unique<NetPluginSendComm>(lib_, attempt->comm, "listener on " + devices_[dev].props.name);
+    attempt->comm = nullptr;
   } else {
-    abandon(**it);
+    abandon(*attempt);
   }
-  connects_.erase(it);
+  connects_.remove(attempt);
   return st;
 }
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "transports/connect_attempts.h"
 #include "transports/netplugin/connector_proof.h"
 #include "transports/netplugin/plugin_library.h"
 #include "transports/transport.h"
@@ -78,7 +79,7 @@ class NetPluginTransport final : public transport::Transport {
   transport::Options options_;
   const PluginLibrary* lib_;
   std::vector<Device> devices_;  // never empty
-  std::vector<std::unique_ptr<PendingConnect>> connects_;
+  transport::ConnectAttempts<PendingConnect> connects_;
 };
 
 }  // namespace braid::netplugin

@@ -10,11 +10,8 @@
 
 namespace braid::shm {
 
-PendingConnect::PendingConnect(int dev, const transport::Handle& handle, uint64_t connectorId, const HandleInfo& info,
-                               std::shared_ptr<LocalEnd> local)
-    : dev_(dev),
-      handle_(handle),
-      connectorId_(connectorId),
+PendingConnect::PendingConnect(uint64_t connectorId, const HandleInfo& info, std::shared_ptr<LocalEnd> local)
+    : connectorId_(connectorId),
       info_(info),
       local_(std::move(local)),
       refusedDeadline_(local_->options.handshakeTimeoutMs) {

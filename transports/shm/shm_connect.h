@@ -22,13 +22,9 @@ namespace braid::shm {
 
 class PendingConnect final : public SetupEndpoint {
  public:
-  PendingConnect(int dev, const transport::Handle& handle, uint64_t connectorId, const HandleInfo& info,
-                 std::shared_ptr<LocalEnd> local);
+  PendingConnect(uint64_t connectorId, const HandleInfo& info, std::shared_ptr<LocalEnd> local);
   ~PendingConnect() override;
 
-  bool matches(int dev, const transport::Handle& handle, uint64_t connectorId) const {
-    return dev == dev_ && connectorId == connectorId_ && handle.bytes == handle_.bytes;
-  }
   // *out stays null while in progress.
   Status step(std::unique_ptr<ShmSendComm>* out);
   bool addPollFds(std::vector<pollfd>* fds) const override;
@@ -42,8 +38,6 @@ class PendingConnect final : public SetupEndpoint {
   bool probePush(const Reply& reply) const;
   std::string listener() const;
 
-  int dev_;
-  transport::Handle handle_;
   uint64_t connectorId_;
   HandleInfo info_;
   std::shared_ptr<LocalEnd> local_;

@@ -60,21 +60,20 @@ Status ShmTransport::connect(int dev, const transport::Handle& handle, uint64_t 
                              std::unique_ptr<transport::SendComm>* sendComm) {
   sendComm->reset();
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
-  auto it = std::find_if(connects_.begin(), connects_.end(),
-                         [&](const auto& c) { return c->matches(dev, handle, connectorId); });
-  if (it == connects_.end()) {
+  PendingConnect* attempt = connects_.find(dev, handle, connectorId);
+  if (attempt == nullptr) {
     HandleInfo info;
     if (!decodeHandle(handle, &info)) return invalidArgument("shm connect: the handle was not made by an shm listen()");
     if (info.locality != localityKey())
       return notSupported("shm connect: the listener (pid " + std::to_string(info.pid) +
                           ") is on another host or in another network namespace; use a network transport");
-    connects_.push_back(std::make_unique<PendingConnect>(dev, handle, connectorId, info, local_));
-    it = connects_.end() - 1;
+    attempt =
+        connects_.add(dev, handle, connectorId, std::make_unique<PendingConnect>(connectorId, info, local_));
   }
   std::unique_ptr<ShmSendComm> comm;
-  Status st = (*it)->step(&comm);
+  Status st = attempt->step(&comm);
   if (st.isOk() && !comm) return Status::ok();
-  connects_.erase(it);
+  connects_.remove(attempt);
   BRAID_RETURN_IF_ERROR(st);
   *sendComm = std::move(comm);
   return Status::ok();

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "transports/connect_attempts.h"
 #include "transports/shm/config.h"
 #include "transports/shm/local_end.h"
 #include "transports/shm/shm_connect.h"
@@ -57,7 +58,7 @@ class ShmTransport final : public transport::Transport {
   Status checkDevice(int dev) const;
 
   std::shared_ptr<LocalEnd> local_;
-  std::vector<std::unique_ptr<PendingConnect>> connects_;
+  transport::ConnectAttempts<PendingConnect> connects_;
   std::vector<pollfd> pollFds_;  // reused by wait()
 };
 

@@ -7,12 +7,9 @@
 
 namespace braid::tcp {
 
-PendingConnect::PendingConnect(int dev, const transport::Handle& handle, uint64_t connectorId,
-                               const net::SocketAddress& address, const transport::Options& options,
-                               std::shared_ptr<PollSet> pollSet)
-    : dev_(dev),
-      handle_(handle),
-      connectorId_(connectorId),
+PendingConnect::PendingConnect(uint64_t connectorId, const net::SocketAddress& address,
+                               const transport::Options& options, std::shared_ptr<PollSet> pollSet)
+    : connectorId_(connectorId),
       address_(address),
       secret_(options.secret),
       refusedDeadline_(options.handshakeTimeoutMs),

@@ -23,14 +23,10 @@ namespace braid::tcp {
 
 class PendingConnect final : public Pollable {
  public:
-  PendingConnect(int dev, const transport::Handle& handle, uint64_t connectorId, const net::SocketAddress& address,
-                 const transport::Options& options, std::shared_ptr<PollSet> pollSet);
+  PendingConnect(uint64_t connectorId, const net::SocketAddress& address, const transport::Options& options,
+                 std::shared_ptr<PollSet> pollSet);
   ~PendingConnect() override;
 
-  // The key by which repeated connect() calls find this attempt.
-  bool matches(int dev, const transport::Handle& handle, uint64_t connectorId) const {
-    return dev == dev_ && connectorId == connectorId_ && handle.bytes == handle_.bytes;
-  }
   // Advances every socket; *finished once all are connected, authenticated
   // and announced (then *socks holds them in index order).
   Status step(bool* finished, std::vector<net::Fd>* socks);
@@ -51,8 +47,6 @@ class PendingConnect final : public Pollable {
   Status stepSock(Sock& s, int index);
   Status retry(Sock& s);
 
-  int dev_;
-  transport::Handle handle_;
   uint64_t connectorId_;
   net::SocketAddress address_;
   transport::Secret secret_;

@@ -85,23 +85,22 @@ Status TcpTransport::connect(int dev, const transport::Handle& handle, uint64_t 
                              std::unique_ptr<transport::SendComm>* sendComm) {
   sendComm->reset();
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
-  auto it = std::find_if(connects_.begin(), connects_.end(),
-                         [&](const auto& c) { return c->matches(dev, handle, connectorId); });
-  if (it == connects_.end()) {
+  PendingConnect* attempt = connects_.find(dev, handle, connectorId);
+  if (attempt == nullptr) {
     net::SocketAddress address;
     if (!net::unpackAddressHandle(kHandleMagic, kHandleVersion, handle, &address))
       return invalidArgument("tcp connect: the handle was not made by a tcp listen()");
     transport::Options options = options_;
     if (options.nSocks == 0) options.nSocks = isLocal(address) ? 1 : 2;
-    connects_.push_back(std::make_unique<PendingConnect>(dev, handle, connectorId, address, options, pollSet_));
-    it = connects_.end() - 1;
+    attempt = connects_.add(dev, handle, connectorId,
+                            std::make_unique<PendingConnect>(connectorId, address, options, pollSet_));
   }
   bool finished = false;
   std::vector<net::Fd> socks;
-  Status st = (*it)->step(&finished, &socks);
+  Status st = attempt->step(&finished, &socks);
   if (st.isOk() && !finished) return Status::ok();
-  std::string peer = (*it)->address().toString();
-  connects_.erase(it);
+  std::string peer = attempt->address().toString();
+  connects_.remove(attempt);
   BRAID_RETURN_IF_ERROR(st);
   *sendComm = std::make_unique<TcpSendComm>(std::move(socks), std::move(peer), pollSet_);
   return Status::ok();

@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "transports/connect_attempts.h"
 #include "transports/net/socket.h"
 #include "transports/tcp/poll_set.h"
 #include "transports/tcp/tcp_connect.h"
@@ -44,7 +45,7 @@ class TcpTransport final : public transport::Transport {
   transport::Options options_;
   std::vector<net::Interface> devices_;
   std::shared_ptr<PollSet> pollSet_ = std::make_shared<PollSet>();
-  std::vector<std::unique_ptr<PendingConnect>> connects_;
+  transport::ConnectAttempts<PendingConnect> connects_;
   std::vector<pollfd> pollFds_;  // reused by wait()
 };
 

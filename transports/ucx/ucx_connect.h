@@ -15,23 +15,14 @@ namespace braid::ucx {
 
 class UcxConnect {
  public:
-  UcxConnect(int dev, const transport::Handle& handle, uint64_t connectorId, const transport::Secret& secret)
-      : dev_(dev),
-        handle_(handle),
-        connectorId_(connectorId),
-        handshake_(secret, net::Purpose::kUcxData, connectorId) {}
+  UcxConnect(uint64_t connectorId, const transport::Secret& secret)
+      : handshake_(secret, net::Purpose::kUcxData, connectorId) {}
   ~UcxConnect();
-  bool matches(int dev, const transport::Handle& handle, uint64_t connectorId) const {
-    return dev == dev_ && handle.bytes == handle_.bytes && connectorId == connectorId_;
-  }
   Status start(std::shared_ptr<UcxWorker> worker, const net::SocketAddress& address);
   // Ok with *sendComm still null while the setup goes on.
   Status step(std::unique_ptr<transport::SendComm>* sendComm);
 
  private:
-  const int dev_;
-  const transport::Handle handle_;
-  const uint64_t connectorId_;
   StreamChannel channel_;  // before the endpoint: it must outlive the close
   std::unique_ptr<Endpoint> endpoint_;
   net::ConnectorHandshake handshake_;

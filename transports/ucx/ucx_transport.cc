@@ -57,21 +57,19 @@ Status UcxTransport::connect(int dev, const transport::Handle& handle, uint64_t 
                              std::unique_ptr<transport::SendComm>* sendComm) {
   sendComm->reset();
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
-  auto it = std::find_if(connects_.begin(), connects_.end(),
-                         [&](const auto& c) { return c->matches(dev, handle, connectorId); });
-  if (it == connects_.end()) {
+  UcxConnect* attempt = connects_.find(dev, handle, connectorId);
+  if (attempt == nullptr) {
     net::SocketAddress address;
     if (!net::unpackAddressHandle(kMagic, kHandleVersion, handle, &address))
       return invalidArgument("ucx connect: the handle was not made by a ucx listen()");
-    auto c = std::make_unique<UcxConnect>(dev, handle, connectorId, options_.secret);
+    auto c = std::make_unique<UcxConnect>(connectorId, options_.secret);
     BRAID_RETURN_IF_ERROR(c->start(worker_, address));
-    connects_.push_back(std::move(c));
-    it = connects_.end() - 1;
+    attempt = connects_.add(dev, handle, connectorId, std::move(c));
   }
   worker_->progress();
-  Status st = (*it)->step(sendComm);
+  Status st = attempt->step(sendComm);
   if (st.isOk() && !*sendComm) return Status::ok();
-  connects_.erase(it);
+  connects_.remove(attempt);
   return st;
 }
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "transports/connect_attempts.h"
 #include "transports/net/socket.h"
 #include "transports/transport.h"
 #include "transports/ucx/ucx_connect.h"
@@ -53,7 +54,7 @@ class UcxTransport final : public transport::Transport {
   std::vector<net::Interface> devices_;
   std::shared_ptr<UcxWorker> worker_;
   std::shared_ptr<KeyRegistry> keys_ = std::make_shared<KeyRegistry>();
-  std::vector<std::unique_ptr<UcxConnect>> connects_;
+  transport::ConnectAttempts<UcxConnect> connects_;
 };
 
 }  // namespace braid::ucx
