@@ -14,10 +14,6 @@ namespace braid::ibverbs {
 namespace {
 
 constexpr int kPollBatch = 16;
-// How often an idle comm with work in flight asks the side channel whether
-// the peer process still exists (a dead peer's queue pair never answers, and
-// the hardware's retries take seconds to give up).
-constexpr auto kLivenessEvery = std::chrono::milliseconds(10);
 // How long a closing end waits for its goodbye to leave.
 constexpr int kGoodbyeMs = 100;
 

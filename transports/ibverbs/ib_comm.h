@@ -52,6 +52,11 @@ class IbComm {
   // Transport::test for a request of this comm.
   Status test(IbRequest* req, bool* done, size_t* size);
 
+  // How often an idle comm with work in flight asks the side channel whether
+  // the peer process still exists (a dead peer's queue pair never answers,
+  // and the hardware's retries take seconds to give up).
+  static constexpr std::chrono::milliseconds kLivenessEvery{10};
+
  protected:
   // Handles one successful completion of the kind this side expects.
   virtual Status onCompletion(const ibv_wc& wc) = 0;

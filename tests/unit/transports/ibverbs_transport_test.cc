@@ -13,6 +13,7 @@
 
 #include "tcp_test_util.h"
 #include "tests/common/fake_verbs_count.h"
+#include "transports/ibverbs/ib_comm.h"
 #include "transports/ibverbs/ib_wire.h"
 #include "transports/net/address_handle.h"
 #include "transports/net/socket.h"
@@ -272,9 +273,9 @@ TEST_F(IbVerbs, AMessageSentJustBeforeThePeerClosedIsReceived) {
   std::vector<uint8_t> in(closing.out.size(), 0);
   testing::Pending r(p.receiver.get());
   ASSERT_TRUE(p.recv->irecv(in.data(), in.size(), 4, nullptr, &r.req).isOk());
-  // irecv looked at the peer just now; liveness checks are at most every
-  // 10 ms (ib_comm.cc), so after this the next poll without news checks.
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  // irecv looked at the peer just now; after kLivenessEvery the next poll
+  // without news looks again.
+  std::this_thread::sleep_for(3 * ibverbs::IbComm::kLivenessEvery);
   auto sendAndClose = [](void* arg) {
     auto* c = static_cast<Closing*>(arg);
     testing::Pending s(c->pair->sender.get());
