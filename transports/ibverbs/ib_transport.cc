@@ -1,6 +1,5 @@
 #include "transports/ibverbs/ib_transport.h"
 
-#include <algorithm>
 #include <thread>
 
 #include "base/log.h"

@@ -1,7 +1,5 @@
 #include "transports/tcp/tcp_transport.h"
 
-#include <algorithm>
-
 #include "base/env.h"
 #include "base/log.h"
 #include "transports/net/address_handle.h"

@@ -1,7 +1,5 @@
 #include "transports/ucx/ucx_transport.h"
 
-#include <algorithm>
-
 #include "base/log.h"
 #include "transports/net/address_handle.h"
 #include "transports/registry.h"
