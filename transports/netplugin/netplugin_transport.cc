@@ -93,14 +93,15 @@ void NetPluginTransport::abandon(PendingConnect& c) {
   c.comm = nullptr;
 }
 
-Status NetPluginTransport::step(PendingConnect& c, bool* finished) {
+Status NetPluginTransport::step(int dev, const transport::Handle& listener, uint64_t connectorId,
+                                PendingConnect& c, bool* finished) {
   const NetApi& net = lib_->net();
   *finished = false;
   if (!c.comm) {
     BRAID_RETURN_IF_ERROR(
-        statusOf(net.connect(devices_[c.dev].pluginDev, c.handle.bytes.data(), &c.comm), "connect"));
+        statusOf(net.connect(devices_[dev].pluginDev, c.handle.bytes.data(), &c.comm), "connect"));
     if (!c.comm) return Status::ok();
-    BRAID_RETURN_IF_ERROR(makeProof(options_.secret, c.handle, c.connectorId, c.proof));
+    BRAID_RETURN_IF_ERROR(makeProof(options_.secret, listener, connectorId, c.proof));
     BRAID_RETURN_IF_ERROR(
         statusOf(net.regMr(c.comm, c.proof, kProofBytes, NCCL_PTR_HOST, &c.mhandle), "regMr"));
   }
@@ -125,13 +126,11 @@ Status NetPluginTransport::connect(int dev, const transport::Handle& handle, uin
   PendingConnect* attempt = connects_.find(dev, handle, connectorId);
   if (attempt == nullptr) {
     auto c = std::make_unique<PendingConnect>();
-    c->dev = dev;
     c->handle = handle;
-    c->connectorId = connectorId;
     attempt = connects_.add(dev, handle, connectorId, std::move(c));
   }
   bool finished = false;
-  Status st = step(*attempt, &finished);
+  Status st = step(dev, handle, connectorId, *attempt, &finished);
   if (st.isOk() && !finished) return Status::ok();
   if (st.isOk()) {
     *sendComm =

@@ -51,11 +51,13 @@ class NetPluginTransport final : public transport::Transport {
  private:
   // A connect under way: the plugin's connect until it gives a comm, then the
   // proof's send until it completed. NCCL's connect() must not block, so this
-  // lives between calls.
+  // lives between calls. connects_ keeps its key (dev, the listener's
+  // handle, connectorId), which step() is given. `handle` is the plugin's
+  // copy, not the key: plugins keep their connect's progress in the handle
+  // between calls (NCCL's IB plugin its stage), so it stays in place and
+  // writable, and the proof is made over the key, the bytes the listener has.
   struct PendingConnect {
-    int dev;
     transport::Handle handle;
-    uint64_t connectorId;
     void* comm = nullptr;
     void* mhandle = nullptr;
     void* request = nullptr;
@@ -73,7 +75,8 @@ class NetPluginTransport final : public transport::Transport {
   NetPluginTransport(const transport::Options& options, const PluginLibrary* lib, std::vector<Device> devices)
       : options_(options), lib_(lib), devices_(std::move(devices)) {}
   Status checkDevice(int dev) const;
-  Status step(PendingConnect& c, bool* finished);
+  Status step(int dev, const transport::Handle& listener, uint64_t connectorId, PendingConnect& c,
+              bool* finished);
   void abandon(PendingConnect& c);
 
   transport::Options options_;

@@ -255,7 +255,8 @@ TEST(NetApi, PluginLibraryTakesTheVersionFromTheEnvironment) {
 // another path, so the plugin is initialised afresh with its variables.
 class ReshapedPlugin : public ::testing::Test {
  protected:
-  Status create(const char* maxP2pBytes, std::unique_ptr<transport::Transport>* out) {
+  Status create(const char* maxP2pBytes, std::unique_ptr<transport::Transport>* out,
+                bool stagedConnect = false) {
     const std::string path = BRAID_RESHAPED_NETPLUGIN_PATH;
     std::string spelled = path.substr(0, path.rfind('/'));
     for (int i = 0; i <= opened_; ++i) spelled += "/.";
@@ -264,6 +265,7 @@ class ReshapedPlugin : public ::testing::Test {
     setenv("BRAID_SOCKET_IFNAME", "lo", 1);
     setenv("BRAID_TEST_PLUGIN_MAX_P2P_BYTES", maxP2pBytes, 1);
     setenv("BRAID_TEST_PLUGIN_GPU_DEVICE_FIRST", "1", 1);
+    setenv("BRAID_TEST_PLUGIN_STAGED_CONNECT", stagedConnect ? "1" : "0", 1);
     return transport::createTransport("netplugin", tcpOptions(1, 1), out);
   }
   static int opened_;
@@ -283,6 +285,27 @@ TEST_F(ReshapedPlugin, TheLimitIsTheDevicesAndItsNumberThePlugins) {
   std::unique_ptr<transport::ListenComm> listen;
   st = t->listen(0, &h, &listen);
   EXPECT_TRUE(st.isOk()) << st.message();
+}
+
+// The plugin writes its connect's stage into the handle it is given: braid
+// hands every call of one connect the same handle, and proves the secret
+// over the listener's bytes, not the plugin's marks.
+TEST_F(ReshapedPlugin, AConnectThatKeepsItsStageInTheHandleGetsThrough) {
+  std::unique_ptr<transport::Transport> listener, connector;
+  Status st = create("0", &listener, /*stagedConnect=*/true);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  st = transport::createTransport("netplugin", tcpOptions(1, 1), &connector);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  Handle h;
+  std::unique_ptr<transport::ListenComm> listen;
+  ASSERT_TRUE(listener->listen(0, &h, &listen).isOk());
+  std::unique_ptr<transport::SendComm> s;
+  std::unique_ptr<transport::RecvComm> r;
+  uint64_t id = 0;
+  st = transport::testing::connectVia(*connector, *listener, *listen, h, 9, &s, &r, &id);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(id, 9u);
+  EXPECT_EQ(h.bytes.back(), 0) << "the caller's handle was marked";
 }
 
 TEST_F(ReshapedPlugin, ALimitOver1GiBIsCutTo1GiB) {

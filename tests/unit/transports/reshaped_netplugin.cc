@@ -10,10 +10,17 @@
 //       memory comes first; the real devices follow it, numbered from 1, and
 //       listen / connect on device 0 fail: a loader that skips device 0 must
 //       still pass the plugin its own numbers.
+//   BRAID_TEST_PLUGIN_STAGED_CONNECT=1   connect keeps its progress in the
+//       handle's last byte, as NCCL's IB plugin keeps its stage in the
+//       handle: the first call gives no comm and marks the handle, a later
+//       one connects and leaves its mark. A loader that hands each call a
+//       fresh copy of the handle never connects; one that proves anything
+//       over the marked bytes is refused by the listener.
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "transports/netplugin/nccl_net_abi.h"
 
@@ -24,6 +31,10 @@ namespace {
 const ncclNet_v11_t* braidTable = nullptr;
 size_t maxP2pBytes = 0;  // 0: braid's own
 int firstRealDevice = 0;
+bool stagedConnect = false;
+// Where a staged connect keeps its stage (braid's handles leave it zero).
+constexpr size_t kStageByte = NCCL_NET_HANDLE_MAXSIZE - 1;
+enum Stage : uint8_t { kFresh = 0, kStarted = 1, kConnected = 2 };
 
 ncclResult_t init(void** ctx, uint64_t commId, ncclNetCommConfig_v11_t* config, ncclDebugLogger_t logger,
                   ncclProfilerCallback_t profiler) {
@@ -31,6 +42,8 @@ ncclResult_t init(void** ctx, uint64_t commId, ncclNetCommConfig_v11_t* config, 
   maxP2pBytes = max ? std::strtoull(max, nullptr, 10) : 0;
   const char* gpuFirst = std::getenv("BRAID_TEST_PLUGIN_GPU_DEVICE_FIRST");
   firstRealDevice = gpuFirst && gpuFirst[0] == '1' ? 1 : 0;
+  const char* staged = std::getenv("BRAID_TEST_PLUGIN_STAGED_CONNECT");
+  stagedConnect = staged && staged[0] == '1';
   return braidTable->init(ctx, commId, config, logger, profiler);
 }
 
@@ -59,7 +72,20 @@ ncclResult_t listen(void* ctx, int dev, void* handle, void** listenComm) {
 
 ncclResult_t connect(void* ctx, int dev, void* handle, void** sendComm, ncclNetDeviceHandle_v11_t** devComm) {
   if (dev < firstRealDevice) return ncclInvalidArgument;
-  return braidTable->connect(ctx, dev - firstRealDevice, handle, sendComm, devComm);
+  if (!stagedConnect) return braidTable->connect(ctx, dev - firstRealDevice, handle, sendComm, devComm);
+  auto* stage = static_cast<uint8_t*>(handle) + kStageByte;
+  *sendComm = nullptr;
+  if (*stage == kFresh) {
+    *stage = kStarted;
+    return ncclSuccess;
+  }
+  if (*stage != kStarted) return ncclInvalidUsage;
+  uint8_t listeners[NCCL_NET_HANDLE_MAXSIZE];
+  std::memcpy(listeners, handle, sizeof(listeners));
+  listeners[kStageByte] = kFresh;
+  ncclResult_t r = braidTable->connect(ctx, dev - firstRealDevice, listeners, sendComm, devComm);
+  if (r == ncclSuccess && *sendComm) *stage = kConnected;
+  return r;
 }
 
 bool tooLarge(size_t size) {
