@@ -49,6 +49,22 @@ Status createSegment(size_t size, net::Fd* fd, Mapping* map);
 // Maps a segment received from a peer; fails unless it is exactly `size` bytes.
 Status mapSegment(int fd, size_t size, Mapping* map);
 
+// Writes every page of `map` once through this process's mapping, without
+// changing a byte (an atomic add of 0 to each page's first word, so only
+// while nobody writes those words other than atomically), for memory every
+// op touches. Populating a shared mapping (MAP_POPULATE) only reads the pages
+// in, and on a VM that tracks each process's pages itself, as the 2-core
+// Firecracker VM braid is tested on seems to, each process's first read and
+// first write of a page then trap to the host, about 8 us each there, paid
+// by whichever op touches the page first. Measured there: 2-rank 1 MiB
+// all-to-alls and all-gathers on the shared slots took 1.5-2x their time
+// over their first 64 ops (one pass through the cells), and a 20-call
+// benchmark of them 1.6x, until each process wrote every page once; the
+// creator writing them did not help. Not for the transport's rings: a 1 MiB
+// ring per pair costs 256 traps a process at setup, for calls the
+// benchmarks did not measure faster.
+void writeEveryPage(const Mapping& map);
+
 // Named segments, for a group of processes that have no unix socket between
 // them to pass a descriptor: the creator makes one under a fresh random name
 // (same prefix and pid as above), the others open it by that name, and the

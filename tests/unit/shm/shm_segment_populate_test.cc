@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <vector>
 
 #include "transports/net/socket.h"
@@ -51,6 +52,24 @@ TEST(ShmSegmentPopulate, WithinTheBudgetEveryPageIsResidentBeyondItNone) {
   net::Fd fd;
   ASSERT_TRUE(shm::createSegment(kRing, &fd, &again).isOk());
   EXPECT_EQ(residentPages(again), pages(kRing)) << "the budget was not given back";
+}
+
+// Writing every page (through a second mapping, as a peer would) leaves
+// every byte as it was, the last partial page's included.
+TEST(ShmSegmentPopulate, WritingEveryPageChangesNoByte) {
+  const size_t bytes = 3 * static_cast<size_t>(sysconf(_SC_PAGESIZE)) + 100;
+  net::Fd fd;
+  shm::Mapping mine, theirs;
+  ASSERT_TRUE(shm::createSegment(bytes, &fd, &mine).isOk());
+  auto* data = static_cast<unsigned char*>(mine.get());
+  for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>(i * 7 + 3);
+  ASSERT_TRUE(shm::mapSegment(fd.get(), bytes, &theirs).isOk());
+  shm::writeEveryPage(theirs);
+  shm::writeEveryPage(mine);
+  size_t changed = 0;
+  for (size_t i = 0; i < bytes; ++i) changed += data[i] != static_cast<unsigned char>(i * 7 + 3);
+  EXPECT_EQ(changed, 0u);
+  EXPECT_EQ(std::memcmp(mine.get(), theirs.get(), bytes), 0);
 }
 
 }  // namespace
