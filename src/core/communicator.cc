@@ -176,8 +176,7 @@ size_t Communicator::cacheShareBytes() const {
   // 0.90-1.86x, mostly above 1.2, from 4 MiB.
   const topo::HostTopology* host = nullptr;
   if (!localHostTopology(&host).isOk() || host == nullptr) return SIZE_MAX;
-  uint64_t lastLevel = 0;
-  for (const topo::Cache& cache : host->caches) lastLevel = std::max(lastLevel, cache.sizeBytes);
+  const uint64_t lastLevel = host->lastLevelCacheBytes();
   return lastLevel == 0 ? SIZE_MAX : static_cast<size_t>(lastLevel / (2 * static_cast<uint64_t>(nranks_)));
 }
 

@@ -24,6 +24,30 @@ int HostTopology::puCount() const {
   return static_cast<int>(all.size());
 }
 
+namespace {
+
+// The largest data or unified cache of the deepest level, at most capPerPu
+// for each PU sharing it (one when they are unknown).
+uint64_t largestLastLevel(const std::vector<Cache>& caches, uint64_t capPerPu) {
+  int level = 0;
+  for (const Cache& c : caches)
+    if (c.type != "instruction") level = std::max(level, c.level);
+  uint64_t bytes = 0;
+  for (const Cache& c : caches) {
+    if (c.level != level || c.type == "instruction") continue;
+    const uint64_t sharers = std::max<uint64_t>(1, c.cpus.size());
+    const uint64_t cap = capPerPu > UINT64_MAX / sharers ? UINT64_MAX : capPerPu * sharers;
+    bytes = std::max(bytes, std::min(c.sizeBytes, cap));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+uint64_t HostTopology::lastLevelCacheBytes() const { return largestLastLevel(caches, kMaxCacheBytesPerPu); }
+
+uint64_t HostTopology::reportedLastLevelCacheBytes() const { return largestLastLevel(caches, UINT64_MAX); }
+
 const PciEntry* HostTopology::findPci(const std::string& id) const {
   if (id.empty()) return nullptr;
   for (const PciEntry& e : pci)

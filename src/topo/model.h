@@ -105,6 +105,16 @@ struct HostTopology {
   std::vector<Gpu> gpus;
 
   int puCount() const;
+  // The largest last-level cache instance, as far as it is believable: at
+  // most kMaxCacheBytesPerPu for each PU sharing it. VMs may present the
+  // whole socket's L3 as each vCPU's own (the 2-core Firecracker VM on an
+  // EPYC Turin host: 508 MiB per vCPU, where a core's complex has 32 MiB and
+  // memcpy's bandwidth falls past 16 MiB moved); no shipping part gives a
+  // PU more than 12 MiB (AMD's 3D V-Cache: 96 MiB per 8-core complex), so
+  // the cap cuts no real machine's cache. 0 when no cache is known.
+  uint64_t lastLevelCacheBytes() const;
+  uint64_t reportedLastLevelCacheBytes() const;  // the same, believed whatever its size
+  static constexpr uint64_t kMaxCacheBytesPerPu = uint64_t{32} << 20;
   const PciEntry* findPci(const std::string& id) const;
   const NumaNode* findNuma(int id) const;
   // The NUMA node of a PCI device: its own, else the nearest ancestor's; -1.

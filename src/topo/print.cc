@@ -84,6 +84,10 @@ std::string formatTree(const HostTopology& h, const std::string& in) {
       out << " L" << level << (type == "data" ? "d" : type == "instruction" ? "i" : "") << " " << formatBytes(size)
           << " x" << count << ";";
     }
+    // Say so when the size braid plans with is not the one reported.
+    if (h.reportedLastLevelCacheBytes() != h.lastLevelCacheBytes())
+      out << " taken as " << formatBytes(h.lastLevelCacheBytes()) << " (more than "
+          << formatBytes(HostTopology::kMaxCacheBytesPerPu) << " per PU sharing it is not believed);";
     out << "\n";
   }
   if (!h.numaDistances.empty() && h.numaNodes.size() > 1) {

@@ -88,5 +88,34 @@ TEST(TopoModel, OnlyVirtualNicsStillGiveAnAnswer) {
   EXPECT_EQ(h.closestNicToGpu(0), -1);
 }
 
+// The last-level cache as the slots' size choices read it: the largest
+// data or unified cache of the deepest level, believed up to 32 MiB a PU.
+TEST(TopoModel, LastLevelCacheIsTheDeepestBelievableOne) {
+  HostTopology h;
+  EXPECT_EQ(h.lastLevelCacheBytes(), 0u);
+  constexpr uint64_t MiB = uint64_t{1} << 20;
+  h.caches = {{1, "data", 48 << 10, CpuList({0})},
+              {1, "instruction", 32 << 10, CpuList({0})},
+              {2, "unified", 1 * MiB, CpuList({0})},
+              {2, "unified", 1 * MiB, CpuList({1})}};
+  EXPECT_EQ(h.lastLevelCacheBytes(), 1 * MiB);
+  // A real complex: 96 MiB shared by 16 PUs, left as it is.
+  h.caches.push_back(
+      {3, "unified", 96 * MiB, CpuList({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})});
+  EXPECT_EQ(h.lastLevelCacheBytes(), 96 * MiB);
+  // A VM's vCPUs each shown the whole socket's L3 (the 2-core VM: 508 MiB).
+  h.caches.pop_back();
+  h.caches.push_back({3, "unified", 508 * MiB, CpuList({0})});
+  h.caches.push_back({3, "unified", 508 * MiB, CpuList({1})});
+  EXPECT_EQ(h.lastLevelCacheBytes(), 32 * MiB);
+  EXPECT_EQ(h.reportedLastLevelCacheBytes(), 508 * MiB);
+  // A cache whose PUs are unknown counts as one PU's.
+  h.caches.push_back({3, "unified", 64 * MiB, CpuList()});
+  EXPECT_EQ(h.lastLevelCacheBytes(), 32 * MiB);
+  // An instruction cache is never the last level.
+  h.caches.push_back({4, "instruction", 1024 * MiB, CpuList({0, 1})});
+  EXPECT_EQ(h.lastLevelCacheBytes(), 32 * MiB);
+}
+
 }  // namespace
 }  // namespace braid::topo
