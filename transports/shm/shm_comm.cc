@@ -1,5 +1,7 @@
 #include "transports/shm/shm_comm.h"
 
+#include <utility>
+
 namespace braid::shm {
 namespace {
 constexpr int kLivenessCheckMs = 5;  // at most this often a pidfd poll, and only when idle
@@ -93,6 +95,7 @@ Status ShmComm::test(ShmRequest* req, bool* done, size_t* size) {
     bool moved = false;
     Status st = progress(&moved);
     if (st.isOk() && !moved && !req->finished) {
+      if (afterEmptyProgress_) std::exchange(afterEmptyProgress_, nullptr)();
       st = checkPeer();
       // The peer may have written its last message and exited between
       // progress() and checkPeer(): what it wrote is visible now. Judged

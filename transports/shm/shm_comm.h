@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -58,6 +59,11 @@ class ShmComm : public DataEndpoint {
   // This process's copies ahead in this end's direction (sends or receives).
   int32_t processPendingCopies() const { return pendingCopies_->load(std::memory_order_relaxed); }
   pid_t peerPid() const { return peer_.pid(); }
+  // For tests: `fn` runs once, in the next test() whose progress moved
+  // nothing, just before the peer's liveness is judged: the window in which
+  // the peer may write its last message and close (test() takes a second
+  // look then).
+  void runAfterNextEmptyProgressForTest(std::function<void()> fn) { afterEmptyProgress_ = std::move(fn); }
 
  protected:
   // Moves what can be moved now; *moved when anything changed.
@@ -106,6 +112,7 @@ class ShmComm : public DataEndpoint {
   int32_t counted_ = 0;                  // what this comm added to it
   RequestPool pool_;
   Clock::time_point lastLivenessCheck_{};
+  std::function<void()> afterEmptyProgress_;
 };
 
 // Bytes moved between publications of head / tail, so that the peer copies one

@@ -164,6 +164,57 @@ TEST(ShmPeerDeath, ReceiverSeesSenderExit) {
   EXPECT_EQ(waitChild(child), -1);
 }
 
+// The sender writes its last message and dies between the receiver's
+// progress, which found nothing, and its liveness check, which finds the
+// sender gone: the message is received all the same, not lost to "exited".
+TEST(ShmPeerDeath, AMessageWrittenJustBeforeTheSenderDiedIsReceived) {
+  auto receiver = makeShm();
+  Handle handle;
+  std::unique_ptr<ListenComm> listener;
+  ASSERT_TRUE(receiver->listen(0, &handle, &listener).isOk());
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  pid_t child = forkChild([&] {
+    close(go[1]);
+    auto sender = makeShm();
+    std::unique_ptr<SendComm> comm;
+    Status st = connectTo(*sender, handle, &comm);
+    if (!st.isOk()) return fail("connect", st);
+    char byte = 0;
+    if (read(go[0], &byte, 1) != 1) return 3;
+    uint64_t word = 0x5eed;
+    Request* req = nullptr;
+    st = comm->isend(&word, sizeof(word), 1, nullptr, &req);
+    if (st.isOk()) st = finish(*sender, req);
+    if (!st.isOk()) return fail("send", st);
+    raise(SIGKILL);  // dies with its message in the ring, closing nothing
+    return 2;
+  });
+  ASSERT_GT(child, 0);
+  close(go[0]);
+  std::unique_ptr<RecvComm> comm;
+  ASSERT_TRUE(acceptFrom(*receiver, *listener, &comm).isOk());
+  uint64_t back = 0;
+  Request* req = nullptr;
+  ASSERT_TRUE(comm->irecv(&back, sizeof(back), 1, nullptr, &req).isOk());
+  bool died = false;
+  dynamic_cast<shm::ShmRecvComm*>(comm.get())->runAfterNextEmptyProgressForTest([&] {
+    const char byte = 1;
+    if (write(go[1], &byte, 1) != 1) return;
+    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, child, 0));
+    if (pidfd < 0) return;
+    pollfd p{pidfd, POLLIN, 0};
+    died = poll(&p, 1, 10000) == 1;  // the child's own alarm bounds this too
+    close(pidfd);
+  });
+  Status st = finish(*receiver, req);
+  EXPECT_TRUE(died);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(back, 0x5eedu);
+  close(go[1]);
+  EXPECT_EQ(waitChild(child), -1);
+}
+
 class ShmSenderSeesDeath : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ShmSenderSeesDeath, WhileItsMessageIsPending) {
