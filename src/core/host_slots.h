@@ -34,9 +34,9 @@
 //
 // Setup (establish) is collective over the bootstrap: rank 0 creates a named
 // segment, everyone maps it and writes each of its pages once (so that no op
-// pays for a first touch: shm::writeEveryPage), rank 0 unlinks the name. If any rank cannot map
-// it (another /dev/shm, no memory), every rank goes without: collectives then
-// take the executor like everything else. Setup also probes whether every
+// pays for a first touch: shm::writeEveryPage), rank 0 unlinks the name. If
+// any rank cannot map it (another /dev/shm, no memory), every rank goes
+// without: collectives then take the executor like everything else. Setup also probes whether every
 // rank may read every other's memory with process_vm_readv (base/
 // cross_memory.h); then collectives that fan nothing out may pull their
 // blocks straight from the peers' buffers (pullBytes()).
