@@ -142,12 +142,15 @@ int removeLeftoverSegments() {
   return removed;
 }
 
-void writeEveryPage(const Mapping& map) {
+void writeEveryPage(const Mapping& map, size_t firstPage) {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   auto* bytes = static_cast<unsigned char*>(map.get());  // page-aligned, as mmap returns it
-  for (size_t at = 0; at + sizeof(uint32_t) <= map.size(); at += page)
+  const size_t pages = map.size() / page + (map.size() % page >= sizeof(uint32_t) ? 1 : 0);
+  for (size_t i = 0; i < pages; ++i) {
+    const size_t at = (firstPage + i) % pages * page;
     std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(bytes + at))
         .fetch_add(0, std::memory_order_relaxed);
+  }
 }
 
 Status mapSegment(int fd, size_t size, Mapping* map) {

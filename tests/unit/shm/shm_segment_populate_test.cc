@@ -64,8 +64,8 @@ TEST(ShmSegmentPopulate, WritingEveryPageChangesNoByte) {
   auto* data = static_cast<unsigned char*>(mine.get());
   for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>(i * 7 + 3);
   ASSERT_TRUE(shm::mapSegment(fd.get(), bytes, &theirs).isOk());
-  shm::writeEveryPage(theirs);
-  shm::writeEveryPage(mine);
+  shm::writeEveryPage(theirs, 2);
+  shm::writeEveryPage(mine, 7);  // past the last page: taken modulo the count
   size_t changed = 0;
   for (size_t i = 0; i < bytes; ++i) changed += data[i] != static_cast<unsigned char>(i * 7 + 3);
   EXPECT_EQ(changed, 0u);
