@@ -96,6 +96,46 @@ std::vector<Case> buildMatrix(int n, const MatrixOptions& o) {
   return cases;
 }
 
+std::vector<Case> buildRandomSequence(int n, uint64_t seed, const SequenceOptions& o) {
+  uint64_t state = seed;
+  auto next = [&state](uint64_t below) { return below == 0 ? 0 : mix(state++) % below; };
+  std::vector<Case> cases;
+  int barriers = 0;
+  while (cases.size() < o.cases) {
+    const auto coll = static_cast<Coll>(next(static_cast<uint64_t>(Coll::kBarrier) + 1));
+    if (coll == Coll::kRing && n == 1) continue;  // a blocking send to oneself cannot complete
+    if (coll == Coll::kBarrier) {
+      cases.push_back({coll, braidInt8, braidSum, 0, false, 0, barriers++, 0});
+      continue;
+    }
+    const auto type = static_cast<braidDataType_t>(next(braidNumTypes));
+    const auto op = static_cast<braidRedOp_t>(reduces(coll) ? next(braidNumOps + 1) : 0);  // + PreMulSum
+    const size_t es = typeSize(type);
+    size_t bytes = 0;
+    const uint64_t kind = next(10);
+    if (kind == 0) {
+      bytes = 0;
+    } else if (kind <= 3) {
+      const size_t edge = kSequenceEdges[next(std::size(kSequenceEdges))];
+      bytes = edge - es + next(3) * es;  // an element under, at or over it
+    } else {
+      // Log-uniform: a power of two up to maxBytes, then anything below the next.
+      const int bits = std::max(1, 64 - __builtin_clzll(o.maxBytes));
+      const size_t low = size_t{1} << next(static_cast<uint64_t>(bits));
+      bytes = std::min(o.maxBytes, low + next(low));
+    }
+    size_t count = bytes / es;
+    if (count == 0 && kind != 0) count = 1;
+    if (perPeerBlocks(coll))
+      count = count / static_cast<size_t>(n) + (count > 0 && count < static_cast<size_t>(n));
+    const bool inPlace = hasInPlace(coll, MatrixOptions{}) && next(2) == 1;
+    const int root = rooted(coll) ? static_cast<int>(next(static_cast<uint64_t>(n))) : 0;
+    cases.push_back({coll, type, op, count, inPlace, root, 0, 0});
+  }
+  for (size_t i = 0; i < cases.size(); ++i) cases[i].seed = mix(seed ^ (0x736f616bull + i));
+  return cases;
+}
+
 namespace {
 
 bool launchOrReport(CaseRun& run, braidComm_t comm, braidStream_t stream) {

@@ -64,6 +64,22 @@ struct MatrixOptions {
 
 std::vector<Case> buildMatrix(int nranks, const MatrixOptions& options);
 
+// A seeded random sequence of cases, for soak tests: every collective kind,
+// dtype, op (PreMulSum included), root and in / out of place drawn alike, and
+// sizes drawn so that consecutive calls keep crossing the places where the
+// library changes its path (an op's data in the slots' control line, a cell
+// or a slot; whole, chunked or pulled on the slots; the executor's algorithms
+// and the transports' eager and large-message paths): a tenth empty, a third
+// within an element of one of kSequenceEdges, the rest log-uniform up to
+// maxBytes a rank. A pure function of its arguments, so every rank builds the
+// same sequence.
+struct SequenceOptions {
+  size_t cases = 200;
+  size_t maxBytes = size_t{1} << 20;  // per rank (per block for the block collectives: / nranks)
+};
+constexpr size_t kSequenceEdges[] = {48, 64, 4096, 16384, 65536, 262144};
+std::vector<Case> buildRandomSequence(int nranks, uint64_t seed, const SequenceOptions& options);
+
 // Runs the cases one after another on the NULL stream (inline). Failures are
 // reported with gtest; returns false (after reporting) when a call failed, in
 // which case the communicator is no longer in step and the caller should stop.
