@@ -44,6 +44,13 @@ struct Options {
   std::string ifname;       // TCP: interface selector, BRAID_SOCKET_IFNAME syntax
   int handshakeTimeoutMs = 5000;  // a connecting peer that stalls longer is dropped
   int rank = -1;            // for log lines only
+  // TCP: the traffic class of every socket the transport opens (IP TOS /
+  // IPv6 traffic class byte, DSCP << 2 | ECN; net::setTrafficClass), so a
+  // fabric's switches can queue collectives apart from other traffic; -1:
+  // the system's default. BRAID_SOCKET_TC for communicators; a v11 NCCL
+  // communicator's trafficClass in the net plugin. Other transports ignore
+  // it (ibverbs takes BRAID_IB_TC, per port).
+  int trafficClass = -1;
 };
 
 struct DeviceProperties {

@@ -52,7 +52,7 @@ NetPlugin& plugin() { return NetPlugin::instance(); }
 // what init was told.
 struct Context {
   uint64_t commId;
-  int trafficClass;  // kept for the day a transport takes one (TCP: IP_TOS)
+  int trafficClass;  // what the communicator's connects ask for (NetPlugin::connect)
 };
 std::mutex contextsMu;
 std::unordered_set<void*>& contexts() {
@@ -72,9 +72,10 @@ ncclResult_t openContext(uint64_t commId, const ncclNetCommConfig_v11_t* config,
   return ncclSuccess;
 }
 
-ncclResult_t checkContext(const char* call, void* ctx) {
+ncclResult_t checkContext(const char* call, void* ctx, int* trafficClass) {
   std::lock_guard lock(contextsMu);
   if (!contexts().count(ctx)) return misuse(call, "a context init did not make, or one already finalized");
+  if (trafficClass) *trafficClass = static_cast<const Context*>(ctx)->trafficClass;
   return ncclSuccess;
 }
 
@@ -165,11 +166,20 @@ ncclResult_t listen(int dev, void* handle, void** listenComm) {
   return ncclSuccess;
 }
 
-ncclResult_t connect(int dev, void* handle, void** sendComm, ncclNetDeviceHandle_v8_t** /*sendDevComm*/) {
+ncclResult_t connect(int dev, void* handle, void** sendComm, ncclNetDeviceHandle_v8_t** sendDevComm) {
+  return connectWithTrafficClass(dev, handle, sendComm, sendDevComm, NCCL_NET_TRAFFIC_CLASS_UNDEF);
+}
+
+ncclResult_t connectWithTrafficClass(int dev, void* handle, void** sendComm,
+                                     ncclNetDeviceHandle_v8_t** /*sendDevComm*/, int trafficClass) {
   if (!handle || !sendComm) return misuse("connect", "null handle or sendComm");
   *sendComm = nullptr;
   std::unique_ptr<SendComm> comm;
-  if (ncclResult_t r = report("connect", plugin().connect(dev, static_cast<const uint8_t*>(handle), &comm));
+  if (ncclResult_t r = report("connect", plugin().connect(dev, static_cast<const uint8_t*>(handle),
+                                                          trafficClass == NCCL_NET_TRAFFIC_CLASS_UNDEF
+                                                              ? NetPlugin::kDefaultTrafficClass
+                                                              : trafficClass,
+                                                          &comm));
       r != ncclSuccess)
     return r;
   *sendComm = comm.release();

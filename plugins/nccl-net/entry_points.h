@@ -21,6 +21,9 @@ ncclResult_t listen(int dev, void* handle, void** listenComm);
 // No device offload: the devices say NCCL_NET_DEVICE_HOST, so NCCL asks for
 // no device handle (v8 to v11 share its type).
 ncclResult_t connect(int dev, void* handle, void** sendComm, ncclNetDeviceHandle_v8_t** sendDevComm);
+// v11's: with the communicator's traffic class (NetPlugin::connect).
+ncclResult_t connectWithTrafficClass(int dev, void* handle, void** sendComm,
+                                     ncclNetDeviceHandle_v8_t** sendDevComm, int trafficClass);
 ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v8_t** recvDevComm);
 ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle);
 ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
@@ -45,9 +48,10 @@ ncclResult_t closeListen(void* listenComm);
 ncclResult_t misuse(const char* call, const char* what);
 
 // v11's per-communicator contexts: what init made, until finalize ends it.
-// A context NCCL did not get from init (or already finalized) is refused.
+// A context NCCL did not get from init (or already finalized) is refused;
+// *trafficClass (when asked) gets the one init was given.
 ncclResult_t openContext(uint64_t commId, const ncclNetCommConfig_v11_t* config, void** ctx);
-ncclResult_t checkContext(const char* call, void* ctx);
+ncclResult_t checkContext(const char* call, void* ctx, int* trafficClass = nullptr);
 ncclResult_t closeContext(void* ctx);
 
 }  // namespace braid::ncclnet::entry

@@ -1,7 +1,8 @@
 // ncclNetPlugin_v11 (NCCL 2.28 on, which looks for it first): init runs once
 // per NCCL communicator and returns a context that listen, connect and
 // finalize take back. braid's connections belong to the process (net_plugin.h),
-// so a context only proves that NCCL got it from init and has not finalized it.
+// so a context proves that NCCL got it from init and has not finalized it, and
+// carries the communicator's trafficClass to its connects.
 #include "entry_points.h"
 
 namespace braid::ncclnet::v11 {
@@ -22,8 +23,9 @@ ncclResult_t listen(void* ctx, int dev, void* handle, void** listenComm) {
 
 ncclResult_t connect(void* ctx, int dev, void* handle, void** sendComm,
                      ncclNetDeviceHandle_v11_t** sendDevComm) {
-  if (ncclResult_t r = entry::checkContext("connect", ctx); r != ncclSuccess) return r;
-  return entry::connect(dev, handle, sendComm, sendDevComm);
+  int trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF;
+  if (ncclResult_t r = entry::checkContext("connect", ctx, &trafficClass); r != ncclSuccess) return r;
+  return entry::connectWithTrafficClass(dev, handle, sendComm, sendDevComm, trafficClass);
 }
 
 // Comms made under a context outlive it if NCCL closes them later: they are

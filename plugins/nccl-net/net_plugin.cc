@@ -59,10 +59,11 @@ NetPlugin& NetPlugin::instance() {
   return *plugin;
 }
 
-Status NetPlugin::createTransport(const transport::Secret& secret,
+Status NetPlugin::createTransport(const transport::Secret& secret, int trafficClass,
                                   std::unique_ptr<transport::Transport>* out) const {
   transport::Options options = options_;
   options.secret = secret;
+  options.trafficClass = trafficClass;
   return transport::createTransport(transportKindName(kind_), options, out);
 }
 
@@ -74,10 +75,15 @@ Status NetPlugin::init() {
   options_.nSocks = static_cast<int>(env::getInt("BRAID_NSOCKS", &error));
   if (!error.empty()) return invalidArgument(error);
   options_.ifname = env::getString("BRAID_SOCKET_IFNAME");
+  options_.trafficClass = static_cast<int>(env::getInt("BRAID_SOCKET_TC", &error));
+  if (!error.empty()) return invalidArgument(error);
+  if (options_.trafficClass < -1 || options_.trafficClass > 255)
+    return invalidArgument("BRAID_SOCKET_TC=" + std::to_string(options_.trafficClass) +
+                           " is outside [-1, 255]");
   BRAID_RETURN_IF_ERROR(net::randomBytes(options_.secret.data(), options_.secret.size()));
 
   auto local = std::make_shared<Endpoint>();
-  BRAID_RETURN_IF_ERROR(createTransport(options_.secret, &local->transport));
+  BRAID_RETURN_IF_ERROR(createTransport(options_.secret, options_.trafficClass, &local->transport));
   std::vector<DeviceInfo> devices;
   for (int dev = 0; dev < local->transport->deviceCount(); ++dev) {
     transport::DeviceProperties props;
@@ -110,17 +116,18 @@ Status NetPlugin::device(int dev, const DeviceInfo** info) const {
   return Status::ok();
 }
 
-Status NetPlugin::endpointFor(const transport::Secret& secret, std::shared_ptr<Endpoint>* out) {
+Status NetPlugin::endpointFor(const transport::Secret& secret, int trafficClass,
+                              std::shared_ptr<Endpoint>* out) {
   std::lock_guard lock(mu_);
-  if (secret == options_.secret) {
+  if (secret == options_.secret && trafficClass == options_.trafficClass) {
     *out = local_;
     return Status::ok();
   }
-  auto it = remotes_.find(secret);
+  auto it = remotes_.find({secret, trafficClass});
   if (it == remotes_.end()) {
     auto endpoint = std::make_shared<Endpoint>();
-    BRAID_RETURN_IF_ERROR(createTransport(secret, &endpoint->transport));
-    it = remotes_.emplace(secret, std::move(endpoint)).first;
+    BRAID_RETURN_IF_ERROR(createTransport(secret, trafficClass, &endpoint->transport));
+    it = remotes_.emplace(std::make_pair(secret, trafficClass), std::move(endpoint)).first;
   }
   *out = it->second;
   return Status::ok();
@@ -142,16 +149,23 @@ Status NetPlugin::listen(int dev, uint8_t handle[kPluginHandleBytes], std::uniqu
   return Status::ok();
 }
 
-Status NetPlugin::connect(int dev, const uint8_t handle[kPluginHandleBytes], std::unique_ptr<SendComm>* out) {
+Status NetPlugin::connect(int dev, const uint8_t handle[kPluginHandleBytes], int trafficClass,
+                          std::unique_ptr<SendComm>* out) {
   out->reset();
   BRAID_RETURN_IF_ERROR(checkDevice(dev));
+  if (trafficClass == kDefaultTrafficClass) trafficClass = options_.trafficClass;
+  if (trafficClass < -1 || trafficClass > 255)
+    return invalidArgument("nccl-net: the communicator's traffic class " + std::to_string(trafficClass) +
+                           " is outside [0, 255] (the IP TOS byte its packets carry)");
+  // UCX has nothing to set it on: one endpoint per peer serves every class.
+  if (kind_ != TransportKind::kTcp) trafficClass = options_.trafficClass;
   PluginHandle theirs;
   BRAID_RETURN_IF_ERROR(unpackPluginHandle(handle, &theirs));
   if (theirs.kind != kind_)
     return invalidUsage(std::string("nccl-net: this rank runs over ") + transportName() + ", the peer over " +
                         transportKindName(theirs.kind) + " (BRAID_NCCL_NET must be the same on every rank)");
   std::shared_ptr<Endpoint> endpoint;
-  BRAID_RETURN_IF_ERROR(endpointFor(theirs.secret, &endpoint));
+  BRAID_RETURN_IF_ERROR(endpointFor(theirs.secret, trafficClass, &endpoint));
   std::unique_ptr<transport::SendComm> inner;
   {
     std::lock_guard lock(endpoint->mu);

@@ -10,9 +10,11 @@
 // Transports: one (the local endpoint, with this process's random secret)
 // listens and accepts for every NCCL connection to this process. Connecting
 // needs the listener's secret, which its handle carries (plugin_handle.h), so
-// connections go out through one endpoint per peer process, made at the first
-// connect to it and kept for the life of the process: a transport holds the
-// state of connects under way between NCCL's repeated connect() calls.
+// connections go out through one endpoint per peer process and traffic class,
+// made at the first connect to it and kept for the life of the process: a
+// transport holds the state of connects under way between NCCL's repeated
+// connect() calls, and its options (the traffic class among them) are the
+// same for every connection it makes.
 #pragma once
 
 #include <cstddef>
@@ -114,7 +116,13 @@ class NetPlugin {
 
   Status listen(int dev, uint8_t handle[kPluginHandleBytes], std::unique_ptr<ListenComm>* out);
   // Non-blocking: ok with *out null while the connection is being set up.
-  Status connect(int dev, const uint8_t handle[kPluginHandleBytes], std::unique_ptr<SendComm>* out);
+  // trafficClass: the NCCL communicator's (v11's ncclNetCommConfig_t), 0-255,
+  // marking the connection's packets (transport::Options::trafficClass; TCP
+  // only, UCX has no such setting and ignores it); kDefaultTrafficClass:
+  // BRAID_SOCKET_TC's.
+  static constexpr int kDefaultTrafficClass = -1;
+  Status connect(int dev, const uint8_t handle[kPluginHandleBytes], int trafficClass,
+                 std::unique_ptr<SendComm>* out);
   // Non-blocking: ok with *out null until a connector proved the secret.
   Status accept(ListenComm& listener, std::unique_ptr<RecvComm>* out);
 
@@ -129,8 +137,9 @@ class NetPlugin {
  private:
   NetPlugin() = default;
   Status checkDevice(int dev) const;
-  Status createTransport(const transport::Secret& secret, std::unique_ptr<transport::Transport>* out) const;
-  Status endpointFor(const transport::Secret& secret, std::shared_ptr<Endpoint>* out);
+  Status createTransport(const transport::Secret& secret, int trafficClass,
+                         std::unique_ptr<transport::Transport>* out) const;
+  Status endpointFor(const transport::Secret& secret, int trafficClass, std::shared_ptr<Endpoint>* out);
   template <typename Post>
   Status post(Comm& comm, Post&& start, Request** out);
 
@@ -139,7 +148,7 @@ class NetPlugin {
   TransportKind kind_ = TransportKind::kTcp;
   transport::Options options_;  // with this process's secret
   std::shared_ptr<Endpoint> local_;
-  std::map<transport::Secret, std::shared_ptr<Endpoint>> remotes_;
+  std::map<std::pair<transport::Secret, int>, std::shared_ptr<Endpoint>> remotes_;  // by secret, class
   std::vector<DeviceInfo> devices_;
 };
 

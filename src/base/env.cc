@@ -33,6 +33,10 @@ const std::vector<Variable>& all() {
        "Network interface for TCP (a prefix such as eth or ^lo to exclude; =eth0 for an exact name). "
        "Default: first non-loopback interface that is up, else loopback."},
       {"BRAID_SOCKET_FAMILY", "", "Force AF_INET or AF_INET6 for interface selection."},
+      {"BRAID_SOCKET_TC", "-1",
+       "TCP: the traffic class of every socket's packets (0-255, the IP TOS / IPv6 traffic class byte: "
+       "DSCP << 2, e.g. 184 for EF), so that the fabric can queue collectives apart. -1: the system's "
+       "default. In the NCCL net plugin a v11 communicator's trafficClass takes its place."},
       {"BRAID_TRANSPORT", "",
        "Force the transport for every pair (tcp, shm, ucx, netplugin, ibverbs). Default: shm between ranks "
        "of one host, tcp across hosts."},

@@ -26,6 +26,10 @@ Status CommConfig::fromEnvironment(CommConfig* out) {
   c.timeoutMs = static_cast<int>(env::getInt("BRAID_TIMEOUT_MS"));
   c.nSocks = static_cast<int>(env::getInt("BRAID_NSOCKS"));
   c.socketIfname = env::getString("BRAID_SOCKET_IFNAME");
+  c.socketTrafficClass = static_cast<int>(env::getInt("BRAID_SOCKET_TC"));
+  if (c.socketTrafficClass < -1 || c.socketTrafficClass > 255)
+    return invalidArgument("BRAID_SOCKET_TC=" + std::to_string(c.socketTrafficClass) +
+                           " is outside [-1, 255]");
   if (env::raw("BRAID_CHUNK_BYTES")) {  // unset: the tuner chooses per call
     int64_t chunk = env::getInt("BRAID_CHUNK_BYTES");
     if (chunk < 1024 || chunk > (int64_t(1) << 30))
@@ -117,6 +121,7 @@ Status Communicator::connectPeers() {
   setup.options.secret = bootstrap_->secret();
   setup.options.nSocks = config_.nSocks;
   setup.options.ifname = config_.socketIfname;
+  setup.options.trafficClass = config_.socketTrafficClass;
   setup.options.handshakeTimeoutMs = std::min(config_.timeoutMs, 5000);
   setup.options.rank = rank_;
   setup.aborted = &halted_;

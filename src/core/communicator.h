@@ -58,6 +58,7 @@ namespace braid::core {
 struct CommConfig {
   int timeoutMs = 300000;
   int nSocks = 0;  // 0: the transport decides per peer
+  int socketTrafficClass = -1;  // BRAID_SOCKET_TC: TCP sockets' IP TOS byte (-1: the system's)
   std::string socketIfname;
   size_t chunkBytes = 128 * 1024;
   size_t traceBufferSize = 1024;  // BRAID_TRACE_BUFFER_SIZE: ops the flight recorder keeps

@@ -159,11 +159,11 @@ TEST(BadInputInit, BadSettingsFailInitNamingTheVariable) {
   o.nranks = 1;
   o.init = false;
   runRanks(o, [](RankContext& ctx) {
-    const std::pair<const char*, const char*> bad[] = {{"BRAID_SHM_SLOT_BYTES", "-1"},
-                                                       {"BRAID_SHM_SLOT_BYTES", "1048577"},
-                                                       {"BRAID_SHM_PULL_BYTES", "-1"},
-                                                       {"BRAID_MAX_MESSAGE_BYTES", "-1"},
-                                                       {"BRAID_MAX_MESSAGE_BYTES", "4095"}};
+    const std::pair<const char*, const char*> bad[] = {
+        {"BRAID_SHM_SLOT_BYTES", "-1"},      {"BRAID_SHM_SLOT_BYTES", "1048577"},
+        {"BRAID_SHM_PULL_BYTES", "-1"},      {"BRAID_MAX_MESSAGE_BYTES", "-1"},
+        {"BRAID_MAX_MESSAGE_BYTES", "4095"}, {"BRAID_SOCKET_TC", "-2"},
+        {"BRAID_SOCKET_TC", "256"}};
     for (const auto& [name, value] : bad) {
       setenv(name, value, 1);
       braidComm_t comm = nullptr;

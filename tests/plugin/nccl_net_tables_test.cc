@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "plugin_test_util.h"
+#include "tests/common/socket_traffic_classes.h"
 
 namespace braid::ncclnet::testing {
 namespace {
@@ -184,6 +186,57 @@ TEST_F(NcclNetTables, V11MakesAContextPerInitAndEndsItAtFinalize) {
   EXPECT_EQ(v11().closeRecv(recv), ncclSuccess);
   EXPECT_EQ(v11().closeListen(listen), ncclSuccess);
   EXPECT_EQ(v11().finalize(second), ncclSuccess);
+}
+
+// A v11 communicator's trafficClass marks the packets of the connections it
+// makes. Connects go out through an endpoint per peer and class, so the same
+// peer reached from a communicator without a class still gets the system's
+// (BRAID_SOCKET_TC unset); a class outside a byte is refused.
+TEST_F(NcclNetTables, V11ConnectsCarryTheirCommunicatorsTrafficClass) {
+  constexpr int kClass = 0x68;  // DSCP 26 (AF31) << 2
+  void* plain = nullptr;
+  void* marked = nullptr;
+  void* bad = nullptr;
+  {
+    ncclNetCommConfig_v11_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
+    ASSERT_EQ(v11().init(&plain, 1, &config, recordingLogger, nullptr), ncclSuccess);
+    config.trafficClass = kClass;
+    ASSERT_EQ(v11().init(&marked, 2, &config, recordingLogger, nullptr), ncclSuccess);
+    config.trafficClass = 300;
+    ASSERT_EQ(v11().init(&bad, 3, &config, recordingLogger, nullptr), ncclSuccess);
+  }
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  void* listen = nullptr;
+  ASSERT_EQ(v11().listen(plain, 0, handle, &listen), ncclSuccess);
+  std::map<int, int> before = test::connectedTcpTrafficClasses();
+
+  void* markedSend = nullptr;
+  void* markedRecv = nullptr;
+  ASSERT_TRUE(establishWith([&](void** comm) { return v11().connect(marked, 0, handle, comm, nullptr); },
+                            [&](void** comm) { return v11().accept(listen, comm, nullptr); }, &markedSend,
+                            &markedRecv));
+  std::map<int, int> now = test::connectedTcpTrafficClasses();
+  EXPECT_EQ(now[kClass] - before[kClass], 1) << "the connector's socket (1 to a peer on this host)";
+  EXPECT_EQ(now[0] - before[0], 1) << "the acceptor's, whose listener has no class";
+
+  void* plainSend = nullptr;
+  void* plainRecv = nullptr;
+  ASSERT_TRUE(establishWith([&](void** comm) { return v11().connect(plain, 0, handle, comm, nullptr); },
+                            [&](void** comm) { return v11().accept(listen, comm, nullptr); }, &plainSend,
+                            &plainRecv));
+  std::map<int, int> after = test::connectedTcpTrafficClasses();
+  EXPECT_EQ(after[kClass], now[kClass]) << "the unmarked communicator's connection is not marked";
+  EXPECT_EQ(after[0] - now[0], 2);
+
+  void* badSend = nullptr;
+  EXPECT_NE(v11().connect(bad, 0, handle, &badSend, nullptr), ncclSuccess);
+  EXPECT_EQ(badSend, nullptr);
+  EXPECT_NE(lastWarning().find("traffic class 300"), std::string::npos) << lastWarning();
+
+  for (void* send : {markedSend, plainSend}) EXPECT_EQ(v11().closeSend(send), ncclSuccess);
+  for (void* recv : {markedRecv, plainRecv}) EXPECT_EQ(v11().closeRecv(recv), ncclSuccess);
+  EXPECT_EQ(v11().closeListen(listen), ncclSuccess);
+  for (void* ctx : {plain, marked, bad}) EXPECT_EQ(v11().finalize(ctx), ncclSuccess);
 }
 
 // NCCL's own probe of a v10 plugin (its GPU Direct check) connects with a

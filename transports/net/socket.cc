@@ -2,6 +2,7 @@
 #include "transports/net/socket.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <unistd.h>
@@ -60,6 +61,23 @@ Status setNoDelay(int fd) {
   return Status::ok();
 }
 
+Status setTrafficClass(int fd, int trafficClass) {
+  if (trafficClass < 0 || trafficClass > 255)
+    return invalidArgument("traffic class " + std::to_string(trafficClass) + " is outside [0, 255]");
+  int family = 0;
+  socklen_t len = sizeof(family);
+  if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &family, &len) != 0)
+    return systemError("getsockopt(SO_DOMAIN)", errno);
+  if (family == AF_INET6 &&
+      setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &trafficClass, sizeof(trafficClass)) != 0)
+    return systemError("setsockopt(IPV6_TCLASS)", errno);
+  // An IPv6 socket takes IP_TOS too (for the IPv4-mapped peers it may reach);
+  // where it refuses, the IPv6 class above is what it sends with.
+  if (setsockopt(fd, IPPROTO_IP, IP_TOS, &trafficClass, sizeof(trafficClass)) != 0 && family == AF_INET)
+    return systemError("setsockopt(IP_TOS)", errno);
+  return Status::ok();
+}
+
 Status setBufferSizes(int fd, int bytes) {
   // The kernel caps these at net.core.{w,r}mem_max without failing.
   if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)) != 0) return systemError("setsockopt(SO_SNDBUF)", errno);
@@ -101,9 +119,10 @@ Status acceptOne(int listenFd, Fd* conn, SocketAddress* peer) {
   return Status::ok();
 }
 
-Status startConnect(const SocketAddress& addr, Fd* fd, int* err) {
+Status startConnect(const SocketAddress& addr, Fd* fd, int* err, int trafficClass) {
   Fd s;
   BRAID_RETURN_IF_ERROR(newSocket(addr.family(), &s));
+  if (trafficClass >= 0) BRAID_RETURN_IF_ERROR(setTrafficClass(s.get(), trafficClass));
   *err = 0;
   if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.length) != 0) {
     *err = errno == EINTR ? EINPROGRESS : errno;  // an interrupted connect goes on in the background

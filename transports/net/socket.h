@@ -92,7 +92,9 @@ Status connectTo(const SocketAddress& addr, const Deadline& deadline, Fd* fd);
 // connectResult, else the errno of an immediate failure (fd left invalid).
 // connectResult gives 0 once connected, else the errno of the failed attempt
 // (ECONNREFUSED: nobody listens yet; the caller may retry).
-Status startConnect(const SocketAddress& addr, Fd* fd, int* err);
+// trafficClass >= 0: set on the socket before it connects (setTrafficClass),
+// so that the handshake's packets carry it too.
+Status startConnect(const SocketAddress& addr, Fd* fd, int* err, int trafficClass = -1);
 int connectResult(int fd);
 
 // Non-blocking I/O on a non-blocking fd: moves as much as possible now.
@@ -105,5 +107,11 @@ Status recvAll(int fd, void* data, size_t size, const Deadline& deadline);
 
 Status setNoDelay(int fd);
 Status setBufferSizes(int fd, int bytes);
+// The traffic class of the socket's packets, 0-255: the IPv4 TOS byte
+// (IP_TOS) or the IPv6 traffic class (IPV6_TCLASS; on an IPv6 socket both,
+// for IPv4-mapped peers), that is DSCP << 2 | ECN. What a network's switches
+// queue and mark by (RoCE's traffic class is the same byte). The kernel keeps
+// the ECN bits to itself on TCP sockets.
+Status setTrafficClass(int fd, int trafficClass);
 
 }  // namespace braid::net

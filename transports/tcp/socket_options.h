@@ -12,8 +12,10 @@ namespace braid::tcp {
 // faster than autotuning, so autotuning stays on.
 constexpr int kSocketBufferBytes = 0;
 
-inline Status configureDataSocket(int fd) {
+// trafficClass: Options::trafficClass (-1: the system's).
+inline Status configureDataSocket(int fd, int trafficClass) {
   BRAID_RETURN_IF_ERROR(net::setNoDelay(fd));
+  if (trafficClass >= 0) BRAID_RETURN_IF_ERROR(net::setTrafficClass(fd, trafficClass));
   if (kSocketBufferBytes > 0) BRAID_RETURN_IF_ERROR(net::setBufferSizes(fd, kSocketBufferBytes));
   return Status::ok();
 }

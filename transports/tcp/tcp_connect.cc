@@ -12,6 +12,7 @@ PendingConnect::PendingConnect(uint64_t connectorId, const net::SocketAddress& a
     : connectorId_(connectorId),
       address_(address),
       secret_(options.secret),
+      trafficClass_(options.trafficClass),
       refusedDeadline_(options.handshakeTimeoutMs),
       socks_(options.nSocks),
       pollSet_(std::move(pollSet)) {
@@ -34,7 +35,7 @@ Status PendingConnect::stepSock(Sock& s, int index) {
   if (s.state == State::kIdle) {
     if (Clock::now() < s.retryAt) return Status::ok();
     int err = 0;
-    BRAID_RETURN_IF_ERROR(net::startConnect(address_, &s.fd, &err));
+    BRAID_RETURN_IF_ERROR(net::startConnect(address_, &s.fd, &err, trafficClass_));
     if (err == ECONNREFUSED) return retry(s);
     if (err != 0 && err != EINPROGRESS) return systemError("tcp connect to " + address_.toString(), err);
     s.state = State::kConnecting;
@@ -45,7 +46,7 @@ Status PendingConnect::stepSock(Sock& s, int index) {
     int err = net::connectResult(s.fd.get());
     if (err == ECONNREFUSED) return retry(s);
     if (err != 0) return systemError("tcp connect to " + address_.toString(), err);
-    BRAID_RETURN_IF_ERROR(configureDataSocket(s.fd.get()));
+    BRAID_RETURN_IF_ERROR(configureDataSocket(s.fd.get(), trafficClass_));
     s.handshake = std::make_unique<net::ConnectorHandshake>(secret_, net::Purpose::kTcpData, connectorId_);
     ConnHeader h;
     h.nSocks = static_cast<uint16_t>(socks_.size());

@@ -50,6 +50,7 @@ class PendingConnect final : public Pollable {
   uint64_t connectorId_;
   net::SocketAddress address_;
   transport::Secret secret_;
+  int trafficClass_;  // Options::trafficClass
   Deadline refusedDeadline_;
   uint64_t connId_ = 0;
   std::vector<Sock> socks_;

@@ -18,6 +18,7 @@ TcpListenComm::TcpListenComm(net::Fd fd, const net::SocketAddress& address, cons
       address_(address),
       secret_(options.secret),
       handshakeTimeoutMs_(options.handshakeTimeoutMs),
+      trafficClass_(options.trafficClass),
       pollSet_(std::move(pollSet)) {
   pollSet_->add(this);
 }
@@ -87,7 +88,7 @@ bool TcpListenComm::place(Pending& p, const ConnHeader& h) {
                address_.toString().c_str(), p.peer.c_str(), h.index, h.nSocks);
     return false;
   }
-  Status st = configureDataSocket(p.fd.get());
+  Status st = configureDataSocket(p.fd.get(), trafficClass_);
   if (!st.isOk()) BRAID_WARN("tcp listener %s: %s", address_.toString().c_str(), st.message().c_str());
   g->socks[h.index] = std::move(p.fd);
   if (h.index == 0) g->peer = p.peer;

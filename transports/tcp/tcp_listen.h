@@ -63,6 +63,7 @@ class TcpListenComm final : public transport::ListenComm, public Pollable {
   net::SocketAddress address_;
   transport::Secret secret_;
   int handshakeTimeoutMs_;
+  int trafficClass_;  // Options::trafficClass
   std::vector<Pending> pending_;
   std::vector<Group> groups_;
   transport::AcceptQueue ready_;

@@ -32,6 +32,9 @@ Status TcpTransport::create(const transport::Options& options, std::unique_ptr<t
     return invalidArgument("tcp: BRAID_NSOCKS=" + std::to_string(options.nSocks) + " is out of range 1.. (0: automatic)" +
                            std::to_string(kMaxSocks));
   if (options.handshakeTimeoutMs <= 0) return invalidArgument("tcp: handshake timeout must be positive");
+  if (options.trafficClass < -1 || options.trafficClass > 255)
+    return invalidArgument("tcp: traffic class " + std::to_string(options.trafficClass) +
+                           " is outside [0, 255] (-1: the system's)");
   int family = AF_UNSPEC;
   BRAID_RETURN_IF_ERROR(familyFromEnv(&family));
   std::vector<net::Interface> devices;

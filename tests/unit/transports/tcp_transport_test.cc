@@ -4,10 +4,12 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <vector>
 
 #include "tcp_test_util.h"
+#include "tests/common/socket_traffic_classes.h"
 
 namespace braid::transport {
 namespace {
@@ -39,6 +41,35 @@ TEST(TcpTransport, RejectsBadOptions) {
   Options o = tcpOptions(1);
   o.ifname = "=no-such-interface";
   EXPECT_EQ(createTransport("tcp", o, &t).code(), Code::kNotSupported);
+  for (int tc : {-2, 256}) {
+    o = tcpOptions(1);
+    o.trafficClass = tc;
+    EXPECT_EQ(createTransport("tcp", o, &t).code(), Code::kInvalidArgument) << tc;
+  }
+}
+
+// Every socket of a connection carries the transports' traffic class, on
+// both ends: the connector's from before its SYN, the acceptor's once
+// accepted. Transports without one leave the system's (0).
+TEST(TcpTransport, SocketsCarryTheOptionsTrafficClass) {
+  constexpr int kExpedited = 0xb8;  // DSCP 46 (EF) << 2
+  const std::map<int, int> before = test::connectedTcpTrafficClasses();
+  Options o = tcpOptions(3);
+  o.trafficClass = kExpedited;
+  std::unique_ptr<Transport> a, b, plainA, plainB;
+  ASSERT_TRUE(createTransport("tcp", o, &a).isOk());
+  ASSERT_TRUE(createTransport("tcp", o, &b).isOk());
+  ASSERT_TRUE(createTransport("tcp", tcpOptions(2), &plainA).isOk());
+  ASSERT_TRUE(createTransport("tcp", tcpOptions(2), &plainB).isOk());
+  std::unique_ptr<SendComm> s, plainS;
+  std::unique_ptr<RecvComm> r, plainR;
+  ASSERT_TRUE(connectPair(*a, *b, 1, &s, &r).isOk());
+  ASSERT_TRUE(connectPair(*plainA, *plainB, 2, &plainS, &plainR).isOk());
+  std::map<int, int> now = test::connectedTcpTrafficClasses();
+  const int expeditedBefore = before.count(kExpedited) ? before.at(kExpedited) : 0;
+  const int plainBefore = before.count(0) ? before.at(0) : 0;
+  EXPECT_EQ(now[kExpedited] - expeditedBefore, 2 * 3) << "both ends of 3 sockets";
+  EXPECT_EQ(now[0] - plainBefore, 2 * 2) << "both ends of the plain connection's 2";
 }
 
 TEST(TcpTransport, RejectsForeignHandle) {
