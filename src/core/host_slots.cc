@@ -222,10 +222,8 @@ Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, P
   if (mine.isOk() && !headerMatches(mapping.get(), n, offer.slotBytes, kCellBytes))
     mine = remoteError("the slot area " + name + " does not describe this communicator");
   // Before anyone can start an op on it (everyone waits for this gather);
-  // each rank from its own share of the pages (4 KiB or more: only a spread).
-  if (mine.isOk())
-    shm::writeEveryPage(mapping,
-                        static_cast<size_t>(rank) * (offer.areaBytes / 4096) / static_cast<size_t>(n));
+  // each rank from its own share of the pages.
+  if (mine.isOk()) shm::writeEveryPage(mapping, rank, n);
   std::vector<uint64_t> mapped(static_cast<size_t>(n), 0);
   mapped[static_cast<size_t>(rank)] = mine.isOk() ? 1 : 0;
   Status gathered = bootstrap.allGather(mapped.data(), sizeof(uint64_t));

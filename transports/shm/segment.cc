@@ -142,10 +142,12 @@ int removeLeftoverSegments() {
   return removed;
 }
 
-void writeEveryPage(const Mapping& map, size_t firstPage) {
+void writeEveryPage(const Mapping& map, int member, int members) {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   auto* bytes = static_cast<unsigned char*>(map.get());  // page-aligned, as mmap returns it
   const size_t pages = map.size() / page + (map.size() % page >= sizeof(uint32_t) ? 1 : 0);
+  const size_t firstPage =
+      members > 0 && member > 0 ? pages * static_cast<size_t>(member) / static_cast<size_t>(members) : 0;
   for (size_t i = 0; i < pages; ++i) {
     const size_t at = (firstPage + i) % pages * page;
     std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(bytes + at))

@@ -62,10 +62,10 @@ Status mapSegment(int fd, size_t size, Mapping* map);
 // benchmark of them 1.6x, until each process wrote every page once; the
 // creator writing them did not help. Not for the transport's rings: a 1 MiB
 // ring per pair costs 256 traps a process at setup, for calls the
-// benchmarks did not measure faster. Processes that map the same segment
-// start at different pages (firstPage, taken modulo the page count), so
+// benchmarks did not measure faster. The `members` processes that map the
+// same segment each start at their own share of the pages (member's), so
 // that they do not take each line from one another in step.
-void writeEveryPage(const Mapping& map, size_t firstPage = 0);
+void writeEveryPage(const Mapping& map, int member = 0, int members = 1);
 
 // Named segments, for a group of processes that have no unix socket between
 // them to pass a descriptor: the creator makes one under a fresh random name

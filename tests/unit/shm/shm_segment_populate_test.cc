@@ -54,8 +54,9 @@ TEST(ShmSegmentPopulate, WithinTheBudgetEveryPageIsResidentBeyondItNone) {
   EXPECT_EQ(residentPages(again), pages(kRing)) << "the budget was not given back";
 }
 
-// Writing every page (through a second mapping, as a peer would) leaves
-// every byte as it was, the last partial page's included.
+// Writing every page (through a second mapping, as a peer would, and from
+// any member's share on) leaves every byte as it was, the last partial
+// page's included.
 TEST(ShmSegmentPopulate, WritingEveryPageChangesNoByte) {
   const size_t bytes = 3 * static_cast<size_t>(sysconf(_SC_PAGESIZE)) + 100;
   net::Fd fd;
@@ -64,8 +65,9 @@ TEST(ShmSegmentPopulate, WritingEveryPageChangesNoByte) {
   auto* data = static_cast<unsigned char*>(mine.get());
   for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>(i * 7 + 3);
   ASSERT_TRUE(shm::mapSegment(fd.get(), bytes, &theirs).isOk());
-  shm::writeEveryPage(theirs, 2);
-  shm::writeEveryPage(mine, 7);  // past the last page: taken modulo the count
+  shm::writeEveryPage(theirs, 2, 3);
+  shm::writeEveryPage(mine);
+  shm::writeEveryPage(mine, 63, 64);  // starts at the last page
   size_t changed = 0;
   for (size_t i = 0; i < bytes; ++i) changed += data[i] != static_cast<unsigned char>(i * 7 + 3);
   EXPECT_EQ(changed, 0u);
