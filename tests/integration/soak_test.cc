@@ -1,12 +1,13 @@
 // Soak: a seeded random sequence of collectives (matrix.h's
 // buildRandomSequence) in stretches of random length, each inline or on a
 // stream (with random batches), on a communicator or on its twin of the same
-// ranks in reverse order, every call checked as the matrix checks it. The matrix runs every case, but in a
-// fixed order: small counts first, then large; here every kind of call follows
-// every other, at sizes on both sides of where the paths change, so a state
-// one path leaves behind (the slots' op numbers and cells, a pulled input
-// still read by a peer, a stream's queue, the executor's tags) meets every
-// other path next.
+// ranks in reverse order, every call checked as the matrix checks it.
+//
+// The matrix runs every case, but in a fixed order: small counts first, then
+// large. Here every kind of call follows every other, at sizes on both sides
+// of where the paths change, so a state one path leaves behind (the slots' op
+// numbers and cells, a pulled input still read by a peer, a stream's queue,
+// the executor's tags) meets every other path next.
 //
 // BRAID_SOAK_SEED, BRAID_SOAK_CASES and BRAID_SOAK_MAX_BYTES run another
 // sequence, a longer one or larger calls (e.g. a night's soak:

@@ -78,7 +78,11 @@ Status TcpTransport::listen(int dev, transport::Handle* handle, std::unique_ptr<
   BRAID_RETURN_IF_ERROR(net::listenOn(devices_[dev].address, 512, &fd, &bound));
   net::packAddressHandle(kHandleMagic, kHandleVersion, bound, handle);
   *listenComm = std::make_unique<TcpListenComm>(std::move(fd), bound, options_, pollSet_);
-  BRAID_INFO("tcp: listening on %s (%s)", bound.toString().c_str(), devices_[dev].name.c_str());
+  if (options_.trafficClass >= 0)
+    BRAID_INFO("tcp: listening on %s (%s); every data socket carries traffic class 0x%02x",
+               bound.toString().c_str(), devices_[dev].name.c_str(), options_.trafficClass);
+  else
+    BRAID_INFO("tcp: listening on %s (%s)", bound.toString().c_str(), devices_[dev].name.c_str());
   return Status::ok();
 }
 
