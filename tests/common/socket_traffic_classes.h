@@ -1,6 +1,9 @@
 // The traffic classes of this process's connected TCP sockets, read back from
 // the kernel (IP_TOS, or IPV6_TCLASS on an IPv6 socket): what the tests of
 // transport::Options::trafficClass check, without reaching into a transport.
+// Only where no other thread opens or closes descriptors meanwhile (a
+// communicator's bootstrap thread does): the scan's fstat on a number being
+// closed is a race, which ThreadSanitizer reports.
 #pragma once
 
 #include <dirent.h>
