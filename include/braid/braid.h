@@ -212,6 +212,21 @@ BRAID_API braidResult_t braidCommRegister(const braidComm_t comm, void* buff, si
  * until it completes. A handle this communicator did not make (or already
  * deregistered) is braidInvalidArgument. */
 BRAID_API braidResult_t braidCommDeregister(const braidComm_t comm, void* handle);
+/* Host memory that the other processes of this host may map: each
+ * allocation is its own memfd. A collective that reads peers' inputs
+ * straight from their memory (all-to-all in the shared slots' pull window,
+ * 2-rank all-gather: README, "Shared memory") maps a peer's braidMemAlloc
+ * input once and reads it with plain loads, where other memory is read with
+ * process_vm_readv, which pins and maps every page at every call; as
+ * ncclMemAlloc serves NCCL's zero-copy paths. Page aligned and zeroed; size
+ * must be positive. Any rank may use it or not: results are the same.
+ * A peer that mapped a region keeps its pages until its next mapping or the
+ * communicator's destruction after braidMemFree. The mapping is shared: a
+ * child forked later writes the same pages. */
+BRAID_API braidResult_t braidMemAlloc(void** ptr, size_t size);
+/* Frees what braidMemAlloc returned; any other pointer (NULL included) is
+ * braidInvalidArgument and changes nothing. */
+BRAID_API braidResult_t braidMemFree(void* ptr);
 BRAID_API braidResult_t braidCommCount(const braidComm_t comm, int* count);
 BRAID_API braidResult_t braidCommUserRank(const braidComm_t comm, int* rank);
 

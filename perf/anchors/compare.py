@@ -61,8 +61,9 @@ def parse_args(argv):
                     help="run braid-perf with -z 1: every call inline on a NULL stream, blocking like the MPI "
                          "and Gloo calls it is compared with (default: braid-perf's own default, iterations "
                          "queued on a braid stream and synchronized once)")
-    ap.add_argument("--braid-memory", choices=("host", "device"), default="host",
-                    help="braid-perf --memory: device puts braid's buffers on the GPU, as NCCL's are")
+    ap.add_argument("--braid-memory", choices=("host", "shareable", "device"), default="host",
+                    help="braid-perf --memory: shareable takes braid's buffers from braidMemAlloc (peers on "
+                         "the host read them with plain loads); device puts them on the GPU, as NCCL's are")
     ap.add_argument("--braid-cuda-stream", action="store_true",
                     help="braid-perf --cuda-stream: calls queued on a braid stream wrapping a cudaStream_t, "
                          "timed to cudaStreamSynchronize (needs --braid-memory device)")
@@ -221,6 +222,8 @@ def main(argv):
     where = f"fabric {f['hosts']} hosts x {f['ppn']} at {f['rate']}" if f else f"loopback, transport {args.transport}"
     if args.braid_memory == "device":
         where += ", device buffers" + (" (braid on a CUDA stream)" if args.braid_cuda_stream else "")
+    if args.braid_memory == "shareable":
+        where += ", braid's buffers from braidMemAlloc"
     lo, hi = args.size_range
     meta = {"mode": "fabric" if f else "loopback", "where": where, "transport": args.transport, "reps": args.reps,
             "braid_blocking": args.braid_blocking, "braid_memory": args.braid_memory,

@@ -353,6 +353,13 @@ class RunnersTest(unittest.TestCase):
         argv, _ = runners.command("braid", "allreduce", 4, self.FLAGS, runners.Setup("/b", "/a", root=True))
         self.assertNotIn("--memory", argv)
 
+    def test_braid_memory_shareable_reaches_braid_perf_only(self):
+        setup = runners.Setup("/b", "/src/perf/anchors", transport="auto", root=True, braid_memory="shareable")
+        argv, _ = runners.command("braid", "alltoall", 2, self.FLAGS, setup)
+        self.assertEqual(argv[-2:], ["--memory", "shareable"])
+        argv, _ = runners.command("openmpi", "alltoall", 2, self.FLAGS, setup)
+        self.assertNotIn("shareable", argv)
+
     def test_nccl_braid_is_nccl_over_the_plugin(self):
         setup = runners.Setup("/b", "/src/perf/anchors", transport="tcp", root=True, braid_memory="device",
                               nccl_python="/opt/torch/.venv/bin/python3")

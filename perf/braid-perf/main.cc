@@ -50,7 +50,10 @@ std::string parametersLine(const PerfOptions& o, int nranks) {
       "iters: %d validation: %d blocking: %d time: %s algo: %s memory: %s stream: %s registered: %d",
       o.collective->name, nranks, o.minBytes, o.maxBytes, step.c_str(), o.warmupIters, o.iters,
       o.check ? 1 : 0, o.blocking ? 1 : 0, kTimeNames[static_cast<int>(o.timeReduce)],
-      o.algo.empty() ? "default" : o.algo.c_str(), o.memory == MemoryKind::kDevice ? "device" : "host",
+      o.algo.empty() ? "default" : o.algo.c_str(),
+      o.memory == MemoryKind::kDevice      ? "device"
+      : o.memory == MemoryKind::kShareable ? "shareable"
+                                           : "host",
       o.blocking     ? "none"
       : o.cudaStream ? "cuda"
                      : "braid",

@@ -1,5 +1,7 @@
 #include "memory.h"
 
+#include <braid/braid.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -28,6 +30,15 @@ char* onDevice(const Buffers& b, const void* p) {
 }  // namespace
 
 std::string allocateBuffers(MemoryKind kind, size_t bytes, Buffers* out) {
+  if (kind == MemoryKind::kShareable) {
+    *out = Buffers{nullptr, nullptr, bytes};
+    out->shareable = true;
+    for (void** p : {&out->send, &out->recv})
+      if (braidResult_t rc = braidMemAlloc(p, bytes ? bytes : 1); rc != braidSuccess)
+        return std::string("braidMemAlloc of ") + std::to_string(bytes) +
+               " bytes: " + braidGetLastError(nullptr);
+    return "";
+  }
   *out = Buffers{hostAllocate(bytes), hostAllocate(bytes), bytes};
   if (out->send == nullptr || out->recv == nullptr)
     return "cannot allocate 2 x " + std::to_string(bytes) + " bytes of host memory";
@@ -39,8 +50,13 @@ std::string allocateBuffers(MemoryKind kind, size_t bytes, Buffers* out) {
 void freeBuffers(Buffers& b) {
   device::release(b.deviceSend);
   device::release(b.deviceRecv);
-  std::free(b.send);
-  std::free(b.recv);
+  if (b.shareable) {
+    for (void* p : {b.send, b.recv})
+      if (p) (void)braidMemFree(p);
+  } else {
+    std::free(b.send);
+    std::free(b.recv);
+  }
   b = Buffers{};
 }
 

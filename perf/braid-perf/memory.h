@@ -22,10 +22,12 @@ struct Buffers {
   size_t bytes = 0;            // of each buffer
   void* deviceSend = nullptr;  // --memory device: what the calls get; else nullptr
   void* deviceRecv = nullptr;
+  bool shareable = false;  // send and recv came from braidMemAlloc
 };
 
-// Two page-aligned host buffers of bytes each, plus two device buffers with
-// MemoryKind::kDevice (on the device made current by device::select).
+// Two page-aligned host buffers of bytes each (from braidMemAlloc with
+// MemoryKind::kShareable), plus two device buffers with MemoryKind::kDevice (on the device made current by
+// device::select).
 // "" on success, else the reason; *out holds what was allocated either way.
 std::string allocateBuffers(MemoryKind kind, size_t bytes, Buffers* out);
 void freeBuffers(Buffers& b);

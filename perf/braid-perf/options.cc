@@ -73,11 +73,12 @@ void addFlags(CLI::App* sub, PerfOptions& o, RawFlags& raw) {
       ->capture_default_str();
   sub->add_option("--loss-scale", o.quant.lossScale, "-q fp16: loss scale")->capture_default_str();
   sub->add_option("--memory", raw.memory,
-                  "Where the send and receive buffers live: host, or device (cudaMalloc on CUDA device "
-                  "local rank % device count; the inputs are written on the host and copied up, the "
-                  "result copied down for the check)")
+                  "Where the send and receive buffers live: host, shareable (host memory from "
+                  "braidMemAlloc, which peers on the host may map and read directly), or device "
+                  "(cudaMalloc on CUDA device local rank % device count; the inputs are written on the "
+                  "host and copied up, the result copied down for the check)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"host", "device"}));
+      ->check(CLI::IsMember({"host", "shareable", "device"}));
   sub->add_option("-R,--register", raw.registered,
                   "Register the send and receive buffers with braidCommRegister before the sweep: 1 or 0 "
                   "(over ibverbs their messages then pin no memory each; elsewhere no effect)")
@@ -129,7 +130,9 @@ std::string finish(PerfOptions& o, const RawFlags& raw) {
   }
   o.check = raw.check != 0;
   o.blocking = raw.blocking != 0;
-  o.memory = raw.memory == "device" ? MemoryKind::kDevice : MemoryKind::kHost;
+  o.memory = raw.memory == "device"      ? MemoryKind::kDevice
+             : raw.memory == "shareable" ? MemoryKind::kShareable
+                                         : MemoryKind::kHost;
   if (o.cudaStream && o.memory != MemoryKind::kDevice) return "--cuda-stream needs --memory device";
   if (o.cudaStream && o.blocking) return "--cuda-stream queues the calls: not with -z 1";
   o.registerBuffers = raw.registered != 0;

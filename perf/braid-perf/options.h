@@ -17,7 +17,7 @@ namespace braid::perf {
 enum class TimeReduce { kRank0 = 0, kAverage = 1, kMin = 2, kMax = 3 };
 
 // Where the buffers the collectives get live (--memory).
-enum class MemoryKind { kHost, kDevice };
+enum class MemoryKind { kHost, kDevice, kShareable };  // kShareable: host memory from braidMemAlloc
 
 struct PerfOptions {
   const Collective* collective = nullptr;

@@ -105,6 +105,7 @@ Status probePulls(bootstrap::Bootstrap& bootstrap, bool wanted, bool* all, std::
 void HostSlots::allowPullsWithinThisProcess(PullWindow pulls) {
   pulls_ = pulls;
   pids_.assign(static_cast<size_t>(nranks_), getpid());
+  peerRegions_ = std::make_unique<PeerRegions>(pids_);
 }
 
 size_t HostSlots::areaBytes(int nranks, size_t slotBytes, size_t cellBytes) {
@@ -239,9 +240,10 @@ Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, P
   if (offer.pullMinBlockBytes > 0) {
     bool all = false;
     BRAID_RETURN_IF_ERROR(probePulls(bootstrap, pulls.on(), &all, &slots->pids_));
-    if (all)
+    if (all) {
       slots->pulls_ = {offer.pullMinBlockBytes, offer.pullMaxOutputBytes};
-    else
+      slots->peerRegions_ = std::make_unique<PeerRegions>(slots->pids_);
+    } else
       slots->pids_.clear();
   }
   *out = std::move(slots);

@@ -52,6 +52,7 @@
 
 #include "base/cpu.h"
 #include "base/status.h"
+#include "core/peer_regions.h"
 #include "transports/shm/segment.h"
 
 namespace braid::bootstrap {
@@ -116,6 +117,10 @@ class HostSlots {
   // ...); the same on every rank.
   PullWindow pulls() const { return pulls_; }
   pid_t pidOf(int r) const { return pids_[static_cast<size_t>(r)]; }
+  // The peers' braidMemAlloc regions this rank maps, where a pull reads them
+  // with plain loads; null when pulls are off. The communicator's turn owns
+  // it, as it owns this view.
+  PeerRegions* peerRegions() const { return peerRegions_.get(); }
   // For tests: every "rank" of a private area is this process, which may
   // always read itself.
   void allowPullsWithinThisProcess(PullWindow pulls);
@@ -267,6 +272,7 @@ class HostSlots {
   size_t slotBytes_, cellBytes_;
   PullWindow pulls_{0, 0};
   std::vector<pid_t> pids_;  // every rank's, when pulls are on
+  std::unique_ptr<PeerRegions> peerRegions_;
   // The last op this rank saw each rank publish (hasPublished()): private to
   // this rank's view, which one thread at a time uses (the communicator's
   // turn).

@@ -10,6 +10,7 @@
 #include "base/cpu.h"
 #include "base/cross_memory.h"
 #include "base/deadline.h"
+#include "base/shareable_memory.h"
 #include "kernels/reduce.h"
 #include "kernels/stream_copy.h"
 
@@ -751,6 +752,36 @@ void copyOwnPart(const SlotCall& call, int me, size_t block) {
   }
 }
 
+// What a pulled call publishes of its input: the address, for
+// process_vm_readv, and the shareable region holding it when it came from
+// braidMemAlloc, for a reader that maps it (core/peer_regions.h).
+struct PulledInput {
+  uint64_t address = 0;
+  ShareableRange region;
+};
+static_assert(sizeof(PulledInput) <= 64, "a slot holds at least a cache line");
+
+size_t pulledInputBytes(const SlotCall& call, int n) {
+  const size_t block = call.count * dataTypeSize(call.dtype);
+  return call.collective == Collective::kAllToAll ? block * static_cast<size_t>(n) : block;
+}
+
+PulledInput describeInput(const SlotCall& call, int n) {
+  return {reinterpret_cast<uintptr_t>(call.input), findShareable(call.input, pulledInputBytes(call, n))};
+}
+
+// Where this process maps `part` of rank p's input, or null (then it reads it
+// with process_vm_readv).
+const char* mappedInput(const HostSlots& slots, int p, const PulledInput& theirs, const PullPart& part) {
+  PeerRegions* regions = slots.peerRegions();
+  if (regions == nullptr || !theirs.region.shareable()) return nullptr;
+  const char* input = regions->find(p, theirs.region);
+  if (input == nullptr || part.from > theirs.region.mapBytes - theirs.region.offset ||
+      part.bytes > theirs.region.mapBytes - theirs.region.offset - part.from)
+    return nullptr;
+  return input + part.from;
+}
+
 // Pulls what this rank needs of every peer's input straight into its output
 // (see slot_collectives.h): one op to publish where the inputs are, one to
 // say all reads are done.
@@ -762,8 +793,8 @@ Status runPulled(const HostSlots& slots, uint32_t* opNumber, const SlotCall& cal
   const uint32_t where = ++*opNumber;
   BRAID_RETURN_IF_ERROR(
       waiter.wait(kEveryone, HostSlots::reusableAfter(where, Lane::kSlot), "to finish its previous op"));
-  const uint64_t address = reinterpret_cast<uintptr_t>(call.input);
-  std::memcpy(slots.mySlot(where), &address, sizeof(address));
+  const PulledInput mine = describeInput(call, n);
+  std::memcpy(slots.mySlot(where), &mine, sizeof(mine));
   BRAID_RETURN_IF_ERROR(exchange(slots, waiter, where, Lane::kSlot, nullptr, 0, kEveryone,
                                  "to publish where its input is", ctx));
   copyOwnPart(call, me, block);
@@ -772,10 +803,14 @@ Status runPulled(const HostSlots& slots, uint32_t* opNumber, const SlotCall& cal
     const int p = (me + k) % n;  // each rank reads a different peer at a time
     const PullPart part = pullPart(call, me, p, block);
     if (part.bytes == 0) continue;
-    uint64_t theirs = 0;
+    PulledInput theirs;
     std::memcpy(&theirs, slots.slot(p, where), sizeof(theirs));
-    const int err = readProcessMemory(slots.pidOf(p), reinterpret_cast<const void*>(theirs + part.from),
-                                      out + part.to, part.bytes);
+    if (const char* mapped = mappedInput(slots, p, theirs, part)) {
+      copyOut(call, out + part.to, mapped, part.bytes);
+      continue;
+    }
+    const int err = readProcessMemory(
+        slots.pidOf(p), reinterpret_cast<const void*>(theirs.address + part.from), out + part.to, part.bytes);
     if (err == 0) continue;
     ctx.suspect = p;
     pulled = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(p) + " exited")

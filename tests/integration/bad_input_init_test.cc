@@ -49,6 +49,31 @@ TEST(BadInputInit, ErrorStringsAndVersion) {
   });
 }
 
+// braidMemAlloc / braidMemFree: a NULL result pointer, sizes it cannot
+// allocate, pointers it did not make (or freed already): each an error that
+// names what is wrong and changes nothing.
+TEST(BadInputInit, MemAllocAndFree) {
+  runRanks(solo(), [](RankContext&) {
+    auto rejected = [](const char* what, braidResult_t r, const char* name) {
+      expectRejected(what, r, braidInvalidArgument, nullptr, name);
+    };
+    void* p = &p;
+    rejected("braidMemAlloc(NULL, 64)", braidMemAlloc(nullptr, 64), "ptr");
+    rejected("braidMemAlloc(&p, 0)", braidMemAlloc(&p, 0), "size");
+    rejected("braidMemAlloc(&p, SIZE_MAX)", braidMemAlloc(&p, SIZE_MAX), "size");
+    EXPECT_EQ(p, static_cast<void*>(&p)) << "a refused allocation writes nothing";
+    rejected("braidMemFree(NULL)", braidMemFree(nullptr), "ptr");
+    int local = 0;
+    rejected("braidMemFree(a stack address)", braidMemFree(&local), "braidMemAlloc");
+    ASSERT_EQ(braidMemAlloc(&p, 100), braidSuccess);
+    static_cast<char*>(p)[99] = 1;
+    rejected("braidMemFree(inside an allocation)", braidMemFree(static_cast<char*>(p) + 8), "braidMemAlloc");
+    EXPECT_EQ(static_cast<char*>(p)[99], 1) << "still allocated";
+    EXPECT_EQ(braidMemFree(p), braidSuccess);
+    rejected("braidMemFree twice", braidMemFree(p), "freed");
+  });
+}
+
 TEST(BadInputInit, NullHandles) {
   runRanks(solo(), [](RankContext&) {
     braidResult_t async = braidSuccess;

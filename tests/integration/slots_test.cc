@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -228,6 +229,90 @@ TEST(Slots, TwoRankAllGathersArePulled) {
     });
   }
 }
+
+// Pulled calls whose inputs came from braidMemAlloc: every rank reads such
+// a peer's input through a mapping of its region (the INFO line says so)
+// and the others with process_vm_readv (rank 2's input is plain memory
+// here), and both results are exact; the same buffers called again are not
+// mapped again. Then a 2-rank all-gather, out of place and in place.
+void expectShareableInputsRead(int n) {
+  setenv("BRAID_DEBUG", "INFO", 1);
+  setenv("BRAID_DEBUG_FILE", "/tmp/braid-shareable-test-%p.log", 1);
+  RunOptions o;
+  o.nranks = n;
+  o.init = false;
+  o.limitSeconds = 30;
+  runRanks(o, [n](RankContext& ctx) {
+    setenv("BRAID_SHM_PULL_BYTES", "8192", 1);
+    braidComm_t comm = nullptr;
+    ASSERT_EQ(braidCommInitRank(&comm, n, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
+    const int me = ctx.rank;
+    const size_t count = 5000;  // 20000 B a block
+    auto value = [](int rank, size_t i, int call) { return static_cast<int32_t>(rank * 1000000 + i + call); };
+    const bool shareable = me != 2;
+    const size_t bytes = n * count * sizeof(int32_t);
+    void* in = nullptr;
+    std::vector<int32_t> plainIn;
+    if (shareable) {
+      ASSERT_EQ(braidMemAlloc(&in, bytes), braidSuccess) << braidGetLastError(nullptr);
+    } else {
+      plainIn.resize(n * count);
+      in = plainIn.data();
+    }
+    auto* input = static_cast<int32_t*>(in);
+    std::vector<int32_t> out(n * count);
+    size_t wrong = 0;
+    for (int call = 0; call < 3; ++call) {
+      for (size_t i = 0; i < n * count; ++i) input[i] = value(me, i, call);
+      std::fill(out.begin(), out.end(), -1);
+      ASSERT_EQ(braidAllToAll(in, out.data(), count, braidInt32, comm, nullptr), braidSuccess)
+          << braidGetLastError(comm);
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i) wrong += out[r * count + i] != value(r, me * count + i, call);
+    }
+    EXPECT_EQ(wrong, 0u) << "alltoall";
+    if (n == 2) {  // all-gathers of 2 ranks pull too: out of place, then in place
+      void* gathered = nullptr;
+      ASSERT_EQ(braidMemAlloc(&gathered, bytes), braidSuccess);
+      auto* g = static_cast<int32_t*>(gathered);
+      ASSERT_EQ(braidAllGather(in, gathered, count, braidInt32, comm, nullptr), braidSuccess)
+          << braidGetLastError(comm);
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i) wrong += g[r * count + i] != value(r, i, 2);
+      for (size_t i = 0; i < count; ++i) g[me * count + i] = value(me, i, 7);
+      ASSERT_EQ(braidAllGather(g + me * count, gathered, count, braidInt32, comm, nullptr), braidSuccess)
+          << braidGetLastError(comm);
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i) wrong += g[r * count + i] != value(r, i, 7);
+      EXPECT_EQ(wrong, 0u) << "allgather";
+      EXPECT_EQ(braidMemFree(gathered), braidSuccess);
+    }
+    for (const std::string& path : tracedAlgorithms(comm)) EXPECT_EQ(path, "shm-slots-pulled");
+    EXPECT_EQ(braidCommDestroy(comm), braidSuccess);
+    if (shareable) {
+      EXPECT_EQ(braidMemFree(in), braidSuccess);
+    }
+    const std::string log = "/tmp/braid-shareable-test-" + std::to_string(getpid()) + ".log";
+    std::stringstream text;
+    text << std::ifstream(log).rdbuf();
+    unlink(log.c_str());
+    // Each rank maps every peer's region it reads once: the all-to-all's
+    // input of each shareable peer (which the out-of-place all-gather reads
+    // again), and with 2 ranks the in-place all-gather's output region.
+    size_t maps = 0;
+    for (size_t at = text.str().find("with plain loads"); at != std::string::npos;
+         at = text.str().find("with plain loads", at + 1))
+      ++maps;
+    const size_t shareablePeers = static_cast<size_t>(n == 2 ? 1 : (me == 2 ? 2 : 1));
+    EXPECT_EQ(maps, shareablePeers + (n == 2 ? 1 : 0)) << "rank " << me << ": " << text.str();
+  });
+  unsetenv("BRAID_DEBUG");
+  unsetenv("BRAID_DEBUG_FILE");
+}
+
+TEST(Slots, PulledInputsFromBraidMemAllocAreReadThroughMappings) { expectShareableInputsRead(3); }
+
+TEST(Slots, TwoRankAllGathersReadBraidMemAllocInputsThroughMappings) { expectShareableInputsRead(2); }
 
 // Drops CAP_SYS_PTRACE from this process's effective set (root has it, and
 // it lets a process read any other's memory).

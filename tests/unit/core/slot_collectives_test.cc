@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/shareable_memory.h"
 #include "kernels/reduce.h"
 
 namespace braid::core {
@@ -347,6 +348,79 @@ TEST(SlotCollectives, TheMatrixPullsItsLargeAllToAllsAndTwoRankAllGathers) {
     EXPECT_EQ(allToAlls, static_cast<size_t>(kNumDataTypes)) << "one 3000-element all-to-all per type";
     EXPECT_EQ(allGathers, n == 2 ? static_cast<size_t>(kNumDataTypes) : 0u) << n << " ranks";
   }
+}
+
+// Every pulled case with each rank's input in braidMemAlloc memory
+// (base/shareable_memory.h), freed as soon as its call returns: every peer
+// is read through a mapping of the region instead of process_vm_readv, and
+// exactly. A mapping of a freed region is let go at the next mapping made,
+// so each rank ends holding one per peer.
+TEST(SlotCollectives, PulledInputsInShareableMemoryAreReadThroughMappings) {
+  for (int n : {2, 3}) {
+    std::vector<Case> cases;
+    for (const Case& c : everyCase(n))
+      if (pathOf(c, n, kPulls) == SlotPath::kPulled) cases.push_back(c);
+    ASSERT_FALSE(cases.empty());
+    SlotGroup group(n, 20000, false, kPulls);
+    std::vector<std::vector<std::vector<char>>> inputs(cases.size());
+    std::mt19937 rng(99 + n);
+    for (size_t i = 0; i < cases.size(); ++i)
+      for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
+    std::vector<std::string> failures(n);
+    std::vector<size_t> mapsMade(n);
+    group.parallel([&](int r) {
+      for (size_t i = 0; i < cases.size() && failures[r].empty(); ++i) {
+        const Case& c = cases[i];
+        void* in = nullptr;
+        ASSERT_TRUE(allocateShareable(inputs[i][r].size(), &in).isOk());
+        std::memcpy(in, inputs[i][r].data(), inputs[i][r].size());
+        std::vector<char> out(outputBytes(c, n), 0x5a);
+        const size_t before = group.rank(r).slots->peerRegions()->mapped();
+        Status st = group.call(r, c, in, out.data());
+        mapsMade[r] += group.rank(r).slots->peerRegions()->mapped() > before;
+        EXPECT_TRUE(freeShareable(in).isOk());
+        if (!st.isOk())
+          failures[r] = "case " + std::to_string(i) + ": " + st.message();
+        else if (out != reference(c, n, r, inputs[i]))
+          failures[r] = "case " + std::to_string(i) + ": wrong output";
+      }
+    });
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(failures[r], "") << n << " ranks, rank " << r;
+      EXPECT_GT(mapsMade[r], 0u) << n << " ranks, rank " << r << " mapped no peer's input";
+      EXPECT_LE(group.rank(r).slots->peerRegions()->mapped(), static_cast<size_t>(n - 1))
+          << n << " ranks, rank " << r << ": mappings of freed regions were kept";
+    }
+  }
+}
+
+// The same buffers called again are read through the mappings already made.
+TEST(SlotCollectives, AShareableInputIsMappedOnceForEveryCall) {
+  const int n = 3;
+  const Case c{Collective::kAllToAll, DataType::kInt32, RedOp::kSum, 1000, 0};
+  ASSERT_EQ(pathOf(c, n, kPulls), SlotPath::kPulled);
+  SlotGroup group(n, 20000, false, kPulls);
+  std::vector<int32_t*> in(n);
+  for (int r = 0; r < n; ++r) {
+    void* p = nullptr;
+    ASSERT_TRUE(allocateShareable(n * c.count * sizeof(int32_t), &p).isOk());
+    in[r] = static_cast<int32_t*>(p);
+  }
+  std::vector<size_t> wrong(n);
+  for (int call = 0; call < 4; ++call)
+    group.parallel([&](int r) {
+      for (size_t i = 0; i < n * c.count; ++i) in[r][i] = static_cast<int32_t>(r * 100000 + i + call);
+      std::vector<int32_t> out(n * c.count, -1);
+      ASSERT_TRUE(group.call(r, c, in[r], out.data()).isOk());
+      for (int p = 0; p < n; ++p)
+        for (size_t i = 0; i < c.count; ++i)
+          wrong[r] += out[p * c.count + i] != static_cast<int32_t>(p * 100000 + r * c.count + i + call);
+    });
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(wrong[r], 0u) << "rank " << r;
+    EXPECT_EQ(group.rank(r).slots->peerRegions()->mapped(), static_cast<size_t>(n - 1)) << "rank " << r;
+  }
+  for (int r = 0; r < n; ++r) EXPECT_TRUE(freeShareable(in[r]).isOk());
 }
 
 // Rank 1's input is unreadable where rank 0's block lies (a PROT_NONE page):

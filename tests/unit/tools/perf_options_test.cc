@@ -97,6 +97,13 @@ TEST(PerfOptions, MemoryKindAndCudaStream) {
   ASSERT_TRUE(o);
   EXPECT_EQ(o->memory, MemoryKind::kDevice);
 
+  o = parse({"alltoall", "--memory", "shareable", "-R", "1"}, &code);  // braidMemAlloc's host memory
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->memory, MemoryKind::kShareable);
+  EXPECT_TRUE(o->registerBuffers);
+  EXPECT_FALSE(parse({"alltoall", "--memory", "shareable", "--cuda-stream"}, &code));
+  EXPECT_EQ(code, 2);
+
   EXPECT_FALSE(parse({"allreduce", "--memory", "gpu"}, &code));
   EXPECT_NE(code, 0);
   EXPECT_FALSE(parse({"allreduce", "--cuda-stream"}, &code));  // host memory

@@ -1,0 +1,145 @@
+// braidMemAlloc's memory (base/shareable_memory.h): what the registry finds,
+// what it refuses, and a peer's view of a region through pidfd_getfd (this
+// process standing in for the peer: it may always take its own descriptors).
+#include "base/shareable_memory.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/peer_regions.h"
+
+namespace braid {
+namespace {
+
+int openOwnPidfd() { return static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0)); }
+
+TEST(ShareableMemory, FindsTheRegionHoldingARangeAndNothingElse) {
+  void* p = nullptr;
+  ASSERT_TRUE(allocateShareable(10000, &p).isOk());
+  const long page = sysconf(_SC_PAGESIZE);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % page, 0u);
+  auto* bytes = static_cast<unsigned char*>(p);
+  for (size_t i = 0; i < 10000; ++i) EXPECT_EQ(bytes[i], 0) << "zeroed";
+  const ShareableRange all = findShareable(p, 10000);
+  ASSERT_TRUE(all.shareable());
+  EXPECT_EQ(all.offset, static_cast<uint64_t>(page)) << "after the header page";
+  EXPECT_EQ(all.mapBytes % page, 0u);
+  EXPECT_GE(all.mapBytes, 10000u + page);
+  const ShareableRange inside = findShareable(bytes + 100, 50);
+  EXPECT_EQ(inside.regionId, all.regionId);
+  EXPECT_EQ(inside.offset, all.offset + 100);
+  EXPECT_FALSE(findShareable(bytes - 1, 10).shareable()) << "starts before the region";
+  EXPECT_FALSE(findShareable(bytes, all.mapBytes).shareable()) << "runs past its end";
+  int local = 0;
+  EXPECT_FALSE(findShareable(&local, sizeof(local)).shareable());
+  EXPECT_TRUE(freeShareable(p).isOk());
+  EXPECT_FALSE(findShareable(p, 1).shareable()) << "freed";
+}
+
+TEST(ShareableMemory, RefusesBadSizesAndPointersItDidNotMake) {
+  void* p = reinterpret_cast<void*>(0x1234);
+  EXPECT_EQ(allocateShareable(0, &p).code(), Code::kInvalidArgument);
+  EXPECT_EQ(allocateShareable(SIZE_MAX, &p).code(), Code::kInvalidArgument);
+  EXPECT_EQ(allocateShareable(SIZE_MAX - 4095, &p).code(), Code::kInvalidArgument);
+  EXPECT_EQ(p, reinterpret_cast<void*>(0x1234)) << "unchanged";
+  int local = 0;
+  EXPECT_EQ(freeShareable(&local).code(), Code::kInvalidArgument);
+  ASSERT_TRUE(allocateShareable(1, &p).isOk());
+  EXPECT_EQ(freeShareable(static_cast<char*>(p) + 1).code(), Code::kInvalidArgument) << "not its start";
+  EXPECT_TRUE(freeShareable(p).isOk());
+  EXPECT_EQ(freeShareable(p).code(), Code::kInvalidArgument) << "freed twice";
+}
+
+TEST(ShareableMemory, APeerMapsTheRegionAndSeesItsWritesAndItsFree) {
+  void* p = nullptr;
+  ASSERT_TRUE(allocateShareable(3 * 4096, &p).isOk());
+  std::memset(p, 0x3c, 3 * 4096);
+  const ShareableRange range = findShareable(p, 3 * 4096);
+  const int pidfd = openOwnPidfd();
+  ASSERT_GE(pidfd, 0);
+  const char* base = nullptr;
+  ASSERT_TRUE(mapPeerShareable(pidfd, range, &base).isOk());
+  EXPECT_NE(base, static_cast<const char*>(p) - range.offset) << "a mapping of its own";
+  EXPECT_EQ(std::memcmp(base + range.offset, p, 3 * 4096), 0);
+  static_cast<char*>(p)[5000] = 7;
+  EXPECT_EQ(base[range.offset + 5000], 7) << "the same pages";
+  EXPECT_EQ(shareableHeader(base).freed.load(), 0u);
+  EXPECT_TRUE(freeShareable(p).isOk());
+  EXPECT_EQ(shareableHeader(base).freed.load(), 1u) << "the reader learns of the free";
+  EXPECT_EQ(base[range.offset + 5000], 7) << "and its pages live while it maps them";
+  munmap(const_cast<char*>(base), range.mapBytes);
+  close(pidfd);
+}
+
+TEST(ShareableMemory, AnnouncementsThatAreNotTheRegionAreRefused) {
+  void* p = nullptr;
+  void* q = nullptr;
+  ASSERT_TRUE(allocateShareable(4096, &p).isOk());
+  ASSERT_TRUE(allocateShareable(8192, &q).isOk());
+  const ShareableRange good = findShareable(p, 4096);
+  const int pidfd = openOwnPidfd();
+  ASSERT_GE(pidfd, 0);
+  const char* base = nullptr;
+  ShareableRange wrongId = good;
+  wrongId.regionId += 1000;
+  EXPECT_EQ(mapPeerShareable(pidfd, wrongId, &base).code(), Code::kInvalidArgument);
+  ShareableRange wrongSize = good;
+  wrongSize.mapBytes *= 4;  // mapping past the memfd's end would fault on use
+  EXPECT_EQ(mapPeerShareable(pidfd, wrongSize, &base).code(), Code::kInvalidArgument);
+  ShareableRange otherFd = good;
+  otherFd.fd = findShareable(q, 1).fd;  // another region's descriptor
+  EXPECT_EQ(mapPeerShareable(pidfd, otherFd, &base).code(), Code::kInvalidArgument);
+  ShareableRange closedFd = good;
+  closedFd.fd = 100000;
+  EXPECT_EQ(mapPeerShareable(pidfd, closedFd, &base).code(), Code::kSystemError);
+  EXPECT_EQ(base, nullptr);
+  EXPECT_TRUE(freeShareable(p).isOk());
+  EXPECT_TRUE(freeShareable(q).isOk());
+  close(pidfd);
+}
+
+// PeerRegions (core/peer_regions.h) maps a region once, lets go of it once
+// freed, reads nothing of a region that is not the one announced (and still
+// maps the next good one), and gives up on a peer it cannot open.
+TEST(PeerRegions, MapsOnceReleasesFreedRegionsAndGivesUpOnAPeerItCannotOpen) {
+  core::PeerRegions regions({getpid(), getpid()});
+  void* p = nullptr;
+  void* q = nullptr;
+  ASSERT_TRUE(allocateShareable(4096, &p).isOk());
+  ASSERT_TRUE(allocateShareable(4096, &q).isOk());
+  static_cast<char*>(p)[10] = 42;
+  const ShareableRange rp = findShareable(static_cast<char*>(p) + 10, 1);
+  const char* seen = regions.find(1, rp);
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(*seen, 42);
+  EXPECT_EQ(regions.find(1, rp), seen) << "the mapping made before";
+  EXPECT_EQ(regions.mapped(), 1u);
+  ShareableRange bogus = findShareable(q, 1);
+  bogus.regionId += 77;
+  EXPECT_EQ(regions.find(1, bogus), nullptr);
+  EXPECT_TRUE(freeShareable(p).isOk());
+  ASSERT_NE(regions.find(1, findShareable(q, 1)), nullptr) << "a bad announcement does not end the peer";
+  EXPECT_EQ(regions.mapped(), 1u) << "the freed region let go";
+  EXPECT_EQ(regions.find(5, findShareable(q, 1)), nullptr) << "no such rank";
+  EXPECT_EQ(regions.find(0, ShareableRange{}), nullptr) << "not shareable";
+  EXPECT_TRUE(freeShareable(q).isOk());
+
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);  // its pid now names nobody
+  core::PeerRegions gone({getpid(), child});
+  void* r = nullptr;
+  ASSERT_TRUE(allocateShareable(4096, &r).isOk());
+  EXPECT_EQ(gone.find(1, findShareable(r, 1)), nullptr);
+  EXPECT_EQ(gone.find(1, findShareable(r, 1)), nullptr) << "given up, not retried";
+  EXPECT_EQ(gone.mapped(), 0u);
+  EXPECT_TRUE(freeShareable(r).isOk());
+}
+
+}  // namespace
+}  // namespace braid
