@@ -65,7 +65,11 @@ Status allocateShareable(size_t bytes, void** out) {
   Registry& r = registry();
   std::unique_lock lock(r.mu);
   const uint64_t id = ++r.lastId;
-  new (base) ShareableRegionHeader{ShareableRegionHeader::kMagic, id, static_cast<uint64_t>(getpid()), {0}};
+  new (base) ShareableRegionHeader{ShareableRegionHeader::kMagic,
+                                   id,
+                                   static_cast<uint64_t>(getpid()),
+                                   reinterpret_cast<uintptr_t>(base),
+                                   {0}};
   char* user = static_cast<char*>(base) + page;
   r.byUserBegin.emplace(reinterpret_cast<uintptr_t>(user),
                         Region{static_cast<char*>(base), mapBytes, fd, id});
@@ -106,40 +110,46 @@ ShareableRange findShareable(const void* p, size_t bytes) {
   return {region.id, region.fd, region.mapBytes, offset};
 }
 
-Status mapPeerShareable(int pidfd, const ShareableRange& range, const char** base) {
-  if (!range.shareable() || range.mapBytes < pageBytes() || range.offset > range.mapBytes)
-    return invalidArgument("not a shareable region");
+Status mapPeerShareable(int pidfd, uint64_t regionId, int32_t fd, const char** base, size_t* mapBytes) {
+  if (regionId == 0 || fd < 0) return invalidArgument("not a shareable region");
 #ifdef SYS_pidfd_getfd
-  const int fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, range.fd, 0));
-  if (fd < 0) return systemError("pidfd_getfd", errno);
-  // A descriptor that is not the region's (the owner closed it, and reused
-  // the number) must not be mapped past its end: that would fault.
+  const int mine = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
+  if (mine < 0) return systemError("pidfd_getfd", errno);
+  auto notTheRegion = [&] {
+    return invalidArgument("the peer's descriptor " + std::to_string(fd) + " is not its region " +
+                           std::to_string(regionId));
+  };
+  // The size comes from the descriptor, so the mapping never runs past the
+  // file (a read there would fault).
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != range.mapBytes) {
-    close(fd);
-    return invalidArgument("the peer's descriptor " + std::to_string(range.fd) + " is not its region " +
-                           std::to_string(range.regionId));
+  const size_t page = pageBytes();
+  if (fstat(mine, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < static_cast<off_t>(page) ||
+      static_cast<uint64_t>(st.st_size) % page != 0) {
+    close(mine);
+    return notTheRegion();
   }
+  const auto bytes = static_cast<size_t>(st.st_size);
   // Populated at once up to 64 MiB: faulting page by page costs a trap per
   // page on a VM; past that the reader may use a small part of a region.
-  constexpr uint64_t kPopulateMaxBytes = uint64_t{64} << 20;
-  const int populate = range.mapBytes <= kPopulateMaxBytes ? MAP_POPULATE : 0;
-  void* mapped = mmap(nullptr, range.mapBytes, PROT_READ, MAP_SHARED | populate, fd, 0);
+  constexpr size_t kPopulateMaxBytes = size_t{64} << 20;
+  const int populate = bytes <= kPopulateMaxBytes ? MAP_POPULATE : 0;
+  void* mapped = mmap(nullptr, bytes, PROT_READ, MAP_SHARED | populate, mine, 0);
   const int err = errno;
-  close(fd);
+  close(mine);
   if (mapped == MAP_FAILED) return systemError("mmap of a peer's region", err);
   const auto& header = shareableHeader(static_cast<const char*>(mapped));
-  if (header.magic != ShareableRegionHeader::kMagic || header.regionId != range.regionId ||
+  if (header.magic != ShareableRegionHeader::kMagic || header.regionId != regionId ||
       header.freed.load(std::memory_order_acquire) != 0) {
-    munmap(mapped, range.mapBytes);
-    return invalidArgument("the peer's descriptor " + std::to_string(range.fd) + " is not its region " +
-                           std::to_string(range.regionId));
+    munmap(mapped, bytes);
+    return notTheRegion();
   }
   *base = static_cast<const char*>(mapped);
+  *mapBytes = bytes;
   return Status::ok();
 #else
   (void)pidfd;
   (void)base;
+  (void)mapBytes;
   return notSupported("pidfd_getfd is not known to this build's headers");
 #endif
 }

@@ -22,10 +22,12 @@
 
 namespace braid {
 
-// What a peer needs to map the region that holds a range of this process.
+// The region of this process that holds a range: what a peer needs to map
+// it (the id and descriptor, announced with the range's address), and where
+// the range lies in it.
 struct ShareableRange {
   uint64_t regionId = 0;  // 0: the range is not inside one shareable region
-  int32_t fd = -1;        // the region's descriptor in its owner
+  int32_t fd = -1;        // the region's descriptor in this process
   uint64_t mapBytes = 0;  // the whole region, header page included
   uint64_t offset = 0;    // of the range's start from the region's start
 
@@ -37,6 +39,7 @@ struct ShareableRegionHeader {
   uint64_t magic;
   uint64_t regionId;
   uint64_t ownerPid;
+  uint64_t ownerBase;  // the region's address in its owner: a peer finds an announced address with it
   std::atomic<uint32_t> freed;  // set by the owner before it unmaps
 };
 
@@ -48,12 +51,13 @@ Status freeShareable(void* p);
 // The region holding all of [p, p + bytes), or one with regionId 0.
 ShareableRange findShareable(const void* p, size_t bytes);
 
-// Maps `range`'s region of the process `pidfd` refers to, read-only, after
-// checking its descriptor's size and its header; *base is the mapping's
-// start (munmap(*base, range.mapBytes) ends it). Fails with the errno's
-// system error (EPERM: this process may not take the owner's descriptors)
-// or InvalidArgument for a region that is not the one announced.
-Status mapPeerShareable(int pidfd, const ShareableRange& range, const char** base);
+// Maps region `regionId` of the process `pidfd` refers to (its descriptor
+// there: `fd`), read-only, after checking the descriptor and the region's
+// header; *base and *mapBytes describe the mapping (munmap them to end it).
+// Fails with the errno's system error (EPERM: this process may not take the
+// owner's descriptors) or InvalidArgument for a descriptor that is not the
+// region announced.
+Status mapPeerShareable(int pidfd, uint64_t regionId, int32_t fd, const char** base, size_t* mapBytes);
 
 // The header of a region mapped with mapPeerShareable.
 inline const ShareableRegionHeader& shareableHeader(const char* base) {

@@ -105,7 +105,7 @@ Status probePulls(bootstrap::Bootstrap& bootstrap, bool wanted, bool* all, std::
 void HostSlots::allowPullsWithinThisProcess(PullWindow pulls) {
   pulls_ = pulls;
   pids_.assign(static_cast<size_t>(nranks_), getpid());
-  peerRegions_ = std::make_unique<PeerRegions>(pids_);
+  peerRegions_ = std::make_unique<PeerRegions>("slots");
 }
 
 size_t HostSlots::areaBytes(int nranks, size_t slotBytes, size_t cellBytes) {
@@ -242,7 +242,7 @@ Status HostSlots::establish(bootstrap::Bootstrap& bootstrap, size_t slotBytes, P
     BRAID_RETURN_IF_ERROR(probePulls(bootstrap, pulls.on(), &all, &slots->pids_));
     if (all) {
       slots->pulls_ = {offer.pullMinBlockBytes, offer.pullMaxOutputBytes};
-      slots->peerRegions_ = std::make_unique<PeerRegions>(slots->pids_);
+      slots->peerRegions_ = std::make_unique<PeerRegions>("slots");
     } else
       slots->pids_.clear();
   }

@@ -51,8 +51,8 @@
 #include <vector>
 
 #include "base/cpu.h"
+#include "base/peer_regions.h"
 #include "base/status.h"
-#include "core/peer_regions.h"
 #include "transports/shm/segment.h"
 
 namespace braid::bootstrap {

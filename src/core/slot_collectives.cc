@@ -757,7 +757,8 @@ void copyOwnPart(const SlotCall& call, int me, size_t block) {
 // braidMemAlloc, for a reader that maps it (core/peer_regions.h).
 struct PulledInput {
   uint64_t address = 0;
-  ShareableRange region;
+  uint64_t regionId = 0;  // 0: not braidMemAlloc memory
+  int32_t regionFd = -1;
 };
 static_assert(sizeof(PulledInput) <= 64, "a slot holds at least a cache line");
 
@@ -767,19 +768,17 @@ size_t pulledInputBytes(const SlotCall& call, int n) {
 }
 
 PulledInput describeInput(const SlotCall& call, int n) {
-  return {reinterpret_cast<uintptr_t>(call.input), findShareable(call.input, pulledInputBytes(call, n))};
+  const ShareableRange region = findShareable(call.input, pulledInputBytes(call, n));
+  return {reinterpret_cast<uintptr_t>(call.input), region.regionId, region.fd};
 }
 
 // Where this process maps `part` of rank p's input, or null (then it reads it
 // with process_vm_readv).
 const char* mappedInput(const HostSlots& slots, int p, const PulledInput& theirs, const PullPart& part) {
   PeerRegions* regions = slots.peerRegions();
-  if (regions == nullptr || !theirs.region.shareable()) return nullptr;
-  const char* input = regions->find(p, theirs.region);
-  if (input == nullptr || part.from > theirs.region.mapBytes - theirs.region.offset ||
-      part.bytes > theirs.region.mapBytes - theirs.region.offset - part.from)
-    return nullptr;
-  return input + part.from;
+  if (regions == nullptr || theirs.regionId == 0) return nullptr;
+  return regions->find(slots.pidOf(p), theirs.regionId, theirs.regionFd, theirs.address + part.from,
+                       part.bytes);
 }
 
 // Pulls what this rank needs of every peer's input straight into its output

@@ -77,18 +77,24 @@ struct FrameHeader {
   uint64_t total = 0;     // message size
   uint64_t address = 0;   // CMA: where the message lies in the sender
   uint64_t cmaIndex = 0;  // CMA: ordinal among this connection's CMA frames
-  uint32_t check = 0;     // over all fields above: a corrupted ring is caught, never trusted
-  uint8_t zero[20] = {};
+  // CMA from braidMemAlloc memory: its region and the region's descriptor in
+  // the sender, for a receiver that maps it (base/peer_regions.h); 0: other
+  // memory.
+  uint64_t regionId = 0;
+  int32_t regionFd = 0;
+  uint32_t reserved2 = 0;
+  uint32_t check = 0;  // over all fields above: a corrupted ring is caught, never trusted
+  uint32_t zero = 0;
 };
 static_assert(sizeof(FrameHeader) == kLine);
 
 // Not a MAC (a peer on this host that wants to lie can write anything into
 // our memory anyway): a check that stray writes or a torn header cannot pass
-// by chance. A multiply-xorshift mix over the header's 40 bytes costs a few
+// by chance. A multiply-xorshift mix over the header's 56 bytes costs a few
 // nanoseconds, a fraction of SipHash's on every small message.
 inline uint32_t frameCheck(const FrameHeader& h) {
-  static_assert(offsetof(FrameHeader, check) == 40);
-  uint64_t words[5];
+  static_assert(offsetof(FrameHeader, check) == 56);
+  uint64_t words[7];
   std::memcpy(words, &h, sizeof(words));
   uint64_t x = 0x62726169642d7368ull;  // "braid-sh"
   for (uint64_t w : words) {
@@ -100,9 +106,8 @@ inline uint32_t frameCheck(const FrameHeader& h) {
 }
 
 inline bool frameIntact(const FrameHeader& h) {
-  static const uint8_t kZero[sizeof(h.zero)] = {};
-  return h.magic == kFrameMagic && h.reserved == 0 && (h.kind == 1 || h.kind == 2) &&
-         std::memcmp(h.zero, kZero, sizeof(kZero)) == 0 && h.check == frameCheck(h);
+  return h.magic == kFrameMagic && h.reserved == 0 && h.reserved2 == 0 && h.zero == 0 &&
+         (h.kind == 1 || h.kind == 2) && h.check == frameCheck(h);
 }
 
 inline uint64_t padded(uint64_t n) { return (n + kLine - 1) & ~uint64_t{kLine - 1}; }

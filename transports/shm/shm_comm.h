@@ -159,6 +159,9 @@ class ShmRecvComm final : public transport::RecvComm, public ShmComm {
     if (offered_) ringPeer();
   }
   uint64_t pulled() const { return pulled_; }  // CMA messages this end copied
+  // Of those, the ones read through a mapping of the sender's braidMemAlloc
+  // region rather than with process_vm_readv.
+  uint64_t pulledFromMappings() const { return pulledFromMappings_; }
 
  private:
   Status progress(bool* moved) override;
@@ -167,7 +170,7 @@ class ShmRecvComm final : public transport::RecvComm, public ShmComm {
   // Claims the copy of the CMA message whose header was just read: pulls it
   // and acknowledges, or leaves it to the sender that claimed it first.
   Status claimOrLeave(ShmRequest* r, const FrameHeader& h, bool* pulledIt);
-  Status pull(ShmRequest* r, uint64_t address);
+  Status pull(ShmRequest* r, const FrameHeader& h);
   // Offers the cursor's receive for a push while its header has not come
   // and it could take a CMA message; withdraws the offer otherwise.
   void refreshOffer();
@@ -178,6 +181,7 @@ class ShmRecvComm final : public transport::RecvComm, public ShmComm {
   bool offered_ = false;
   uint32_t offeredSeq_ = 0;
   uint64_t pulled_ = 0;
+  uint64_t pulledFromMappings_ = 0;
 };
 
 }  // namespace braid::shm

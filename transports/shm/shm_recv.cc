@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "base/cross_memory.h"
 #include "base/log.h"
@@ -116,12 +117,18 @@ Status ShmRecvComm::acceptHeader(ShmRequest* r, const FrameHeader& h) {
   return Status::ok();
 }
 
-Status ShmRecvComm::pull(ShmRequest* r, uint64_t address) {
-  const int err = readProcessMemory(peer_.pid(), reinterpret_cast<const void*>(address), r->data, r->total);
-  if (err == ESRCH) return remoteError(peerName() + " exited");
-  if (err != 0)
+Status ShmRecvComm::pull(ShmRequest* r, const FrameHeader& h) {
+  if (const char* mapped =
+          local_->peerRegions.find(peer_.pid(), h.regionId, h.regionFd, h.address, r->total)) {
+    std::memcpy(r->data, mapped, r->total);
+    ++pulledFromMappings_;
+  } else if (const int err =
+                 readProcessMemory(peer_.pid(), reinterpret_cast<const void*>(h.address), r->data, r->total);
+             err != 0) {
+    if (err == ESRCH) return remoteError(peerName() + " exited");
     return systemError("shm: process_vm_readv of " + std::to_string(r->total) + " bytes from " + peerName(),
                        err);
+  }
   // A sender that closed its end meanwhile may have freed the buffer we read.
   if (ctl_->senderState.load(std::memory_order_acquire) != 0)
     return remoteError("connection closed by " + peerName() + " during a transfer");
@@ -139,7 +146,7 @@ Status ShmRecvComm::claimOrLeave(ShmRequest* r, const FrameHeader& h, bool* pull
     return Status::ok();
   }
   ++nextCmaIndex_;  // first: a failed pull must not leave the claim looking like the sender's
-  BRAID_RETURN_IF_ERROR(pull(r, h.address));
+  BRAID_RETURN_IF_ERROR(pull(r, h));
   ctl_->cmaDone.store(nextCmaIndex_, std::memory_order_release);
   ++pulled_;
   *pulledIt = true;

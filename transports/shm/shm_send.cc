@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "base/cross_memory.h"
+#include "base/shareable_memory.h"
 #include "transports/shm/shm_comm.h"
 
 namespace braid::shm {
@@ -61,7 +62,11 @@ bool ShmSendComm::writeFrames(uint64_t payloadBudget) {
       h.tag = r->tag;
       h.seq = r->seq;
       h.total = r->total;
-      if (r->cma) h.address = reinterpret_cast<uintptr_t>(r->data), h.cmaIndex = r->cmaIndex;
+      if (r->cma) {
+        h.address = reinterpret_cast<uintptr_t>(r->data), h.cmaIndex = r->cmaIndex;
+        if (const ShareableRange region = findShareable(r->data, r->total); region.shareable())
+          h.regionId = region.regionId, h.regionFd = region.fd;
+      }
       h.check = frameCheck(h);
       data_.copyIn(head_, &h, kLine);  // frames start on 64-byte boundaries: never wraps
       head_ += kLine;

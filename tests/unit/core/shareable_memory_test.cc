@@ -11,7 +11,7 @@
 
 #include <cstring>
 
-#include "core/peer_regions.h"
+#include "base/peer_regions.h"
 
 namespace braid {
 namespace {
@@ -63,8 +63,11 @@ TEST(ShareableMemory, APeerMapsTheRegionAndSeesItsWritesAndItsFree) {
   const int pidfd = openOwnPidfd();
   ASSERT_GE(pidfd, 0);
   const char* base = nullptr;
-  ASSERT_TRUE(mapPeerShareable(pidfd, range, &base).isOk());
+  size_t bytes = 0;
+  ASSERT_TRUE(mapPeerShareable(pidfd, range.regionId, range.fd, &base, &bytes).isOk());
+  EXPECT_EQ(bytes, range.mapBytes);
   EXPECT_NE(base, static_cast<const char*>(p) - range.offset) << "a mapping of its own";
+  EXPECT_EQ(shareableHeader(base).ownerBase, reinterpret_cast<uintptr_t>(p) - range.offset);
   EXPECT_EQ(std::memcmp(base + range.offset, p, 3 * 4096), 0);
   static_cast<char*>(p)[5000] = 7;
   EXPECT_EQ(base[range.offset + 5000], 7) << "the same pages";
@@ -85,18 +88,18 @@ TEST(ShareableMemory, AnnouncementsThatAreNotTheRegionAreRefused) {
   const int pidfd = openOwnPidfd();
   ASSERT_GE(pidfd, 0);
   const char* base = nullptr;
-  ShareableRange wrongId = good;
-  wrongId.regionId += 1000;
-  EXPECT_EQ(mapPeerShareable(pidfd, wrongId, &base).code(), Code::kInvalidArgument);
-  ShareableRange wrongSize = good;
-  wrongSize.mapBytes *= 4;  // mapping past the memfd's end would fault on use
-  EXPECT_EQ(mapPeerShareable(pidfd, wrongSize, &base).code(), Code::kInvalidArgument);
-  ShareableRange otherFd = good;
-  otherFd.fd = findShareable(q, 1).fd;  // another region's descriptor
-  EXPECT_EQ(mapPeerShareable(pidfd, otherFd, &base).code(), Code::kInvalidArgument);
-  ShareableRange closedFd = good;
-  closedFd.fd = 100000;
-  EXPECT_EQ(mapPeerShareable(pidfd, closedFd, &base).code(), Code::kSystemError);
+  size_t bytes = 0;
+  EXPECT_EQ(mapPeerShareable(pidfd, good.regionId + 1000, good.fd, &base, &bytes).code(),
+            Code::kInvalidArgument)
+      << "another id";
+  EXPECT_EQ(mapPeerShareable(pidfd, good.regionId, findShareable(q, 1).fd, &base, &bytes).code(),
+            Code::kInvalidArgument)
+      << "another region's descriptor";
+  EXPECT_EQ(mapPeerShareable(pidfd, good.regionId, pidfd, &base, &bytes).code(), Code::kInvalidArgument)
+      << "a descriptor that is no file";
+  EXPECT_EQ(mapPeerShareable(pidfd, good.regionId, 100000, &base, &bytes).code(), Code::kSystemError)
+      << "no such descriptor";
+  EXPECT_EQ(mapPeerShareable(pidfd, 0, good.fd, &base, &bytes).code(), Code::kInvalidArgument) << "id 0";
   EXPECT_EQ(base, nullptr);
   EXPECT_TRUE(freeShareable(p).isOk());
   EXPECT_TRUE(freeShareable(q).isOk());
@@ -107,37 +110,43 @@ TEST(ShareableMemory, AnnouncementsThatAreNotTheRegionAreRefused) {
 // freed, reads nothing of a region that is not the one announced (and still
 // maps the next good one), and gives up on a peer it cannot open.
 TEST(PeerRegions, MapsOnceReleasesFreedRegionsAndGivesUpOnAPeerItCannotOpen) {
-  core::PeerRegions regions({getpid(), getpid()});
+  PeerRegions regions("test");
   void* p = nullptr;
   void* q = nullptr;
   ASSERT_TRUE(allocateShareable(4096, &p).isOk());
-  ASSERT_TRUE(allocateShareable(4096, &q).isOk());
+  ASSERT_TRUE(allocateShareable(8192, &q).isOk());
   static_cast<char*>(p)[10] = 42;
-  const ShareableRange rp = findShareable(static_cast<char*>(p) + 10, 1);
-  const char* seen = regions.find(1, rp);
+  const pid_t me = getpid();
+  const ShareableRange rp = findShareable(p, 1);
+  auto at = [](void* base, size_t off) { return reinterpret_cast<uintptr_t>(base) + off; };
+  const char* seen = regions.find(me, rp.regionId, rp.fd, at(p, 10), 1);
   ASSERT_NE(seen, nullptr);
   EXPECT_EQ(*seen, 42);
-  EXPECT_EQ(regions.find(1, rp), seen) << "the mapping made before";
+  EXPECT_EQ(regions.find(me, rp.regionId, rp.fd, at(p, 10), 1), seen) << "the mapping made before";
+  EXPECT_EQ(regions.find(me, rp.regionId, rp.fd, at(p, 0), 4096), seen - 10) << "all of it";
   EXPECT_EQ(regions.mapped(), 1u);
-  ShareableRange bogus = findShareable(q, 1);
-  bogus.regionId += 77;
-  EXPECT_EQ(regions.find(1, bogus), nullptr);
+  // Ranges the region does not hold all of: nothing is read.
+  EXPECT_EQ(regions.find(me, rp.regionId, rp.fd, at(p, 1), 4096), nullptr) << "past its end";
+  EXPECT_EQ(regions.find(me, rp.regionId, rp.fd, at(p, 0) - 8, 8), nullptr) << "its header";
+  EXPECT_EQ(regions.find(me, rp.regionId, rp.fd, at(p, 0) + (uint64_t{1} << 40), 1), nullptr) << "elsewhere";
+  const ShareableRange rq = findShareable(q, 1);
+  EXPECT_EQ(regions.find(me, rq.regionId + 77, rq.fd, at(q, 0), 1), nullptr) << "not the region announced";
   EXPECT_TRUE(freeShareable(p).isOk());
-  ASSERT_NE(regions.find(1, findShareable(q, 1)), nullptr) << "a bad announcement does not end the peer";
+  ASSERT_NE(regions.find(me, rq.regionId, rq.fd, at(q, 0), 8192), nullptr)
+      << "a bad announcement ends nothing";
   EXPECT_EQ(regions.mapped(), 1u) << "the freed region let go";
-  EXPECT_EQ(regions.find(5, findShareable(q, 1)), nullptr) << "no such rank";
-  EXPECT_EQ(regions.find(0, ShareableRange{}), nullptr) << "not shareable";
+  EXPECT_EQ(regions.find(me, 0, rq.fd, at(q, 0), 1), nullptr) << "not shareable";
   EXPECT_TRUE(freeShareable(q).isOk());
 
   const pid_t child = fork();
   if (child == 0) _exit(0);
   ASSERT_EQ(waitpid(child, nullptr, 0), child);  // its pid now names nobody
-  core::PeerRegions gone({getpid(), child});
   void* r = nullptr;
   ASSERT_TRUE(allocateShareable(4096, &r).isOk());
-  EXPECT_EQ(gone.find(1, findShareable(r, 1)), nullptr);
-  EXPECT_EQ(gone.find(1, findShareable(r, 1)), nullptr) << "given up, not retried";
-  EXPECT_EQ(gone.mapped(), 0u);
+  const ShareableRange rr = findShareable(r, 1);
+  EXPECT_EQ(regions.find(child, rr.regionId, rr.fd, at(r, 0), 1), nullptr);
+  EXPECT_EQ(regions.find(child, rr.regionId, rr.fd, at(r, 0), 1), nullptr) << "given up, not retried";
+  EXPECT_NE(regions.find(me, rr.regionId, rr.fd, at(r, 0), 1), nullptr) << "other peers go on";
   EXPECT_TRUE(freeShareable(r).isOk());
 }
 

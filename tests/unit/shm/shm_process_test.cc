@@ -10,8 +10,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 
+#include "base/shareable_memory.h"
 #include "shm_test_util.h"
 #include "transports/shm/shm_comm.h"
 
@@ -361,6 +363,75 @@ TEST(ShmPushRefused, TheReceiverPullsEverything) {
   const size_t large =
       std::count_if(sizes.begin(), sizes.end(), [](size_t s) { return s >= shmConfig().cmaThreshold; });
   EXPECT_EQ(shmComm->pulled(), large);
+  EXPECT_EQ(waitChild(child), 0);
+}
+
+// A sender whose large messages lie in braidMemAlloc memory (base/
+// shareable_memory.h), and that never pushes: the receiver maps the sender's
+// region once and reads every large message through it, none with
+// process_vm_readv; the messages that go through the ring are unchanged.
+// Then the sender frees that region and sends from a new one, which the
+// receiver maps in its place.
+TEST(ShmShareableSender, TheReceiverReadsItsLargeMessagesThroughAMapping) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const std::vector<size_t> sizes = testSizes();
+  const size_t largest = *std::max_element(sizes.begin(), sizes.end());
+  auto receiver = makeShm();
+  Handle handle;
+  std::unique_ptr<ListenComm> listener;
+  ASSERT_TRUE(receiver->listen(0, &handle, &listener).isOk());
+  pid_t child = forkChild([&] {
+    close(fds[1]);
+    shm::ShmConfig noPush = shmConfig();
+    noPush.push = false;
+    auto sender = makeShm(shmOptions(), noPush);
+    std::unique_ptr<SendComm> comm;
+    Status st = connectTo(*sender, handle, &comm);
+    if (!st.isOk()) return fail("connect", st);
+    char go = 0;
+    if (read(fds[0], &go, 1) != 1) return 3;  // every receive is up
+    for (int round = 0; round < 2; ++round) {
+      void* buffer = nullptr;
+      if (!allocateShareable(largest, &buffer).isOk()) return 4;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        const std::vector<uint8_t> out = pattern(sizes[i], static_cast<uint32_t>(i + round * 100));
+        if (!out.empty()) std::memcpy(buffer, out.data(), out.size());
+        Request* req = nullptr;
+        st = comm->isend(buffer, out.size(), 1, nullptr, &req);
+        if (st.isOk()) st = finish(*sender, req);
+        if (!st.isOk()) return fail("send", st);
+      }
+      if (!freeShareable(buffer).isOk()) return 5;
+    }
+    return 0;
+  });
+  ASSERT_GT(child, 0);
+  close(fds[0]);
+  std::unique_ptr<RecvComm> comm;
+  Status st = acceptFrom(*receiver, *listener, &comm);
+  ASSERT_TRUE(st.isOk()) << st.message();
+  auto* shmComm = dynamic_cast<shm::ShmRecvComm*>(comm.get());
+  ASSERT_TRUE(shmComm->usesCma());
+  const size_t n = sizes.size();
+  std::vector<std::vector<uint8_t>> in(2 * n);
+  std::vector<Request*> reqs(2 * n);
+  for (size_t i = 0; i < 2 * n; ++i) {
+    in[i].assign(sizes[i % n], 0);
+    ASSERT_TRUE(comm->irecv(in[i].data(), in[i].size(), 1, nullptr, &reqs[i]).isOk());
+  }
+  ASSERT_EQ(write(fds[1], "g", 1), 1);
+  close(fds[1]);
+  for (size_t i = 0; i < 2 * n; ++i) {
+    st = finish(*receiver, reqs[i]);
+    ASSERT_TRUE(st.isOk()) << "message " << i << ": " << st.message();
+    EXPECT_EQ(in[i], pattern(sizes[i % n], static_cast<uint32_t>(i % n + (i / n) * 100))) << "message " << i;
+  }
+  const size_t large =
+      std::count_if(sizes.begin(), sizes.end(), [](size_t s) { return s >= shmConfig().cmaThreshold; });
+  ASSERT_GT(large, 0u);
+  EXPECT_EQ(shmComm->pulled(), 2 * large);
+  EXPECT_EQ(shmComm->pulledFromMappings(), 2 * large) << "none with process_vm_readv";
   EXPECT_EQ(waitChild(child), 0);
 }
 
