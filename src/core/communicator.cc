@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <string_view>
 
 #include "algorithms/premul/pre_multiply.h"
 #include "algorithms/quantized/quantized.h"
@@ -101,6 +102,8 @@ Status Communicator::create(int nranks, const bootstrap::UniqueId& id, int rank,
   for (auto& t : comm->connections_.transports) transports.push_back(t.get());
   comm->registrations_ = std::make_unique<Registrations>(std::move(transports));
   if (comm->registrations_->registersAny()) comm->memory_.registerBlocksWith(comm->registrations_.get());
+  for (auto& t : comm->connections_.transports)
+    if (std::string_view(t->name()) == "shm") comm->memory_.shareBlocksWithTheHost();
   BRAID_RETURN_IF_ERROR(comm->establishSlots());
   comm->choosePolling();
   if (!config.traceDir.empty()) watchForTraceSignal(comm);

@@ -10,6 +10,7 @@
 #include "algorithms/collective.h"
 #include "algorithms/local_step.h"
 #include "base/log.h"
+#include "base/shareable_memory.h"
 #include "kernels/reduce.h"
 
 namespace braid::core {
@@ -19,12 +20,33 @@ using algo::Step;
 using algo::StepId;
 using algo::StepKind;
 
+void FreeExecutorBlock::operator()(char* p) const {
+  if (shareable)
+    (void)freeShareable(p);
+  else
+    delete[] p;
+}
+
+std::unique_ptr<char[], FreeExecutorBlock> ExecutorMemory::allocate(size_t bytes) {
+  if (shareable_) {
+    void* p = nullptr;
+    if (Status st = allocateShareable(std::max<size_t>(bytes, 1), &p); st.isOk())
+      return {static_cast<char*>(p), FreeExecutorBlock{true}};
+    else if (!warnedShareable_) {
+      // Plain memory works too: its messages go by process_vm_readv.
+      warnedShareable_ = true;
+      BRAID_WARN("could not make %zu bytes of staging memory shareable: %s", bytes, st.message().c_str());
+    }
+  }
+  return {new char[bytes], FreeExecutorBlock{false}};
+}
+
 char* ExecutorMemory::ensure(std::vector<Block>& blocks, size_t index, size_t bytes) {
   if (blocks.size() <= index) blocks.resize(index + 1);
   Block& b = blocks[index];
   if (b.bytes < bytes) {
     b.registration.reset();
-    b.data.reset(new char[bytes]);
+    b.data = allocate(bytes);
     b.bytes = bytes;
     if (registrations_ != nullptr) {
       // Unregistered, the block still works: its messages register each.

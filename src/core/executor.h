@@ -57,6 +57,12 @@ struct RunState {
   std::vector<char*> scratch;
 };
 
+// Frees an ExecutorMemory block, shareable or not.
+struct FreeExecutorBlock {
+  bool shareable = false;
+  void operator()(char* p) const;
+};
+
 // Reusable memory for staging receives, scratch and the run state, kept by
 // the communicator across ops so the hot path allocates nothing once warm.
 class ExecutorMemory {
@@ -69,6 +75,11 @@ class ExecutorMemory {
   // staging or sent from scratch are not each registered (registrations.h).
   // `registrations` must outlive the runs that make blocks.
   void registerBlocksWith(Registrations* registrations) { registrations_ = registrations; }
+  // From now on each block is made of shareable memory (base/
+  // shareable_memory.h), so that a peer on this host receiving a large
+  // message sent from scratch (a quantized all-to-all's codes, a Bruck
+  // step's blocks) reads it through a mapping instead of process_vm_readv.
+  void shareBlocksWithTheHost() { shareable_ = true; }
   // The handle `transport` has for the block holding [data, data + bytes),
   // or null (not a block, or not registered).
   void* handleFor(const transport::Transport* transport, const void* data, size_t bytes) const;
@@ -77,15 +88,18 @@ class ExecutorMemory {
   struct Block {
     // Declared first, so destroyed last: the old data is freed only after
     // its registration ended (ensure() resets both in that order too).
-    std::unique_ptr<char[]> data;
+    std::unique_ptr<char[], FreeExecutorBlock> data;
     size_t bytes = 0;
     std::shared_ptr<const Registrations::Range> registration;
   };
   char* ensure(std::vector<Block>& blocks, size_t index, size_t bytes);
+  std::unique_ptr<char[], FreeExecutorBlock> allocate(size_t bytes);
   std::vector<Block> staging_, scratch_;
   RunState state_;
   Registrations* registrations_ = nullptr;
   bool warnedRegistration_ = false;
+  bool shareable_ = false;
+  bool warnedShareable_ = false;
 };
 
 struct ExecutionContext {

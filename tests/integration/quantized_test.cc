@@ -10,11 +10,14 @@
 // codec; the collectives are called through the public C API.
 #include <braid/braid.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -195,6 +198,41 @@ INSTANTIATE_TEST_SUITE_P(Ranks, Quantized,
                          });
 
 // Bad arguments: a clear InvalidArgument, nothing sent, buffers untouched.
+// The codes of a quantized all-to-all are sent from the executor's scratch,
+// which over shm is shareable memory: the receiving rank reads them through
+// a mapping of the sender's block (its shm transport's INFO line says so),
+// not with process_vm_readv, and the values arrive exact (small integers,
+// which fp16 holds exactly).
+TEST(QuantizedOverShm, CodesAreReadThroughAMappingOfTheSendersScratch) {
+  setenv("BRAID_DEBUG", "INFO", 1);
+  setenv("BRAID_DEBUG_FILE", "/tmp/braid-quant-shm-test-%p.log", 1);
+  RunOptions o;
+  o.nranks = 2;
+  o.limitSeconds = 60;
+  runRanks(o, [](RankContext& ctx) {
+    const size_t count = 100000;  // 200 KB of codes a peer: past the shm transport's CMA threshold
+    std::vector<float> in(2 * count), out(2 * count, -1.0f);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((i + ctx.rank * 7) % 1000);
+    for (int call = 0; call < 3; ++call)
+      ASSERT_EQ(braidAllToAllQuantized(in.data(), out.data(), count, braidFloat32, braidCodecFloat16,
+                                       ctx.comm, nullptr),
+                braidSuccess)
+          << braidGetLastError(ctx.comm);
+    size_t wrong = 0;
+    for (int p = 0; p < 2; ++p)
+      for (size_t i = 0; i < count; ++i)
+        wrong += out[p * count + i] != static_cast<float>((ctx.rank * count + i + p * 7) % 1000);
+    EXPECT_EQ(wrong, 0u);
+    const std::string log = "/tmp/braid-quant-shm-test-" + std::to_string(getpid()) + ".log";
+    std::stringstream text;
+    text << std::ifstream(log).rdbuf();
+    unlink(log.c_str());
+    EXPECT_NE(text.str().find("shm: reading process"), std::string::npos) << text.str();
+  });
+  unsetenv("BRAID_DEBUG");
+  unsetenv("BRAID_DEBUG_FILE");
+}
+
 TEST(QuantizedArguments, RejectedBeforeAnythingMoves) {
   RunOptions o;
   o.nranks = 2;

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "base/peer_regions.h"
+#include "core/executor.h"
 
 namespace braid {
 namespace {
@@ -148,6 +149,29 @@ TEST(PeerRegions, MapsOnceReleasesFreedRegionsAndGivesUpOnAPeerItCannotOpen) {
   EXPECT_EQ(regions.find(child, rr.regionId, rr.fd, at(r, 0), 1), nullptr) << "given up, not retried";
   EXPECT_NE(regions.find(me, rr.regionId, rr.fd, at(r, 0), 1), nullptr) << "other peers go on";
   EXPECT_TRUE(freeShareable(r).isOk());
+}
+
+// The executor's blocks (core/executor.h) come from shareable memory once
+// the communicator shares them with its host, so that a peer reads what is
+// sent from them through a mapping; a block that grows is remade, and the
+// old region freed.
+TEST(ExecutorMemoryBlocks, AreShareableWhenSharedWithTheHost) {
+  core::ExecutorMemory plain;
+  char* p = plain.scratch(0, 100000);
+  EXPECT_FALSE(findShareable(p, 100000).shareable());
+  core::ExecutorMemory shared;
+  shared.shareBlocksWithTheHost();
+  char* s = shared.scratch(0, 100000);
+  const ShareableRange first = findShareable(s, 100000);
+  ASSERT_TRUE(first.shareable());
+  std::memset(s, 7, 100000);
+  EXPECT_EQ(shared.scratch(0, 5000), s) << "big enough: kept";
+  char* grown = shared.scratch(0, 300000);
+  EXPECT_TRUE(findShareable(grown, 300000).shareable());
+  EXPECT_NE(findShareable(grown, 1).regionId, first.regionId);
+  EXPECT_FALSE(findShareable(s, 1).shareable() && findShareable(s, 1).regionId == first.regionId) << "freed";
+  char* staging = shared.staging(3, 64);
+  EXPECT_TRUE(findShareable(staging, 64).shareable());
 }
 
 }  // namespace
