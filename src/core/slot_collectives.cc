@@ -754,7 +754,7 @@ void copyOwnPart(const SlotCall& call, int me, size_t block) {
 
 // What a pulled call publishes of its input: the address, for
 // process_vm_readv, and the shareable region holding it when it came from
-// braidMemAlloc, for a reader that maps it (core/peer_regions.h).
+// braidMemAlloc, for a reader that maps it (base/peer_regions.h).
 struct PulledInput {
   uint64_t address = 0;
   uint64_t regionId = 0;  // 0: not braidMemAlloc memory

@@ -51,8 +51,11 @@
 // outputs under the cache's share), and all-gathers there with 2 ranks, are
 // pulled instead: every rank publishes where its input is, reads what it
 // needs of every peer's input straight into its output (process_vm_readv,
-// base/cross_memory.h: one copy, by the kernel), then publishes again, so
-// that no rank returns and reuses its input while a peer still reads it.
+// base/cross_memory.h: one copy, by the kernel; or, for an input from
+// braidMemAlloc, memcpy through a mapping of the peer's region,
+// base/peer_regions.h, which saves the kernel's pinning of every page),
+// then publishes again, so that no rank returns and reuses its input while a
+// peer still reads it.
 // Two waits a call whatever its size. On the 2-core VM (a KVM guest on an
 // EPYC host) a chunked 1 MiB all-to-all of 2 ranks takes 56 us in some runs
 // and 220 in others, switching with the host's placement of the two vCPUs
