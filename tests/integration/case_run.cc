@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -201,38 +203,63 @@ void CaseRun::setupAllToAllv() {
 }
 
 CaseRun::~CaseRun() {
-  if (device_) {
-    device_->release(deviceSend_);
-    device_->release(deviceRecv_);
-  }
+  releaseMirror(mirrorSend_);
+  releaseMirror(mirrorRecv_);
 }
 
-void* CaseRun::onDevice(const void* p) const {
+bool CaseRun::shareableHere() const { return me_ < 64 && ((c_.shareableRanks >> me_) & 1) != 0; }
+
+void* CaseRun::allocMirror(size_t bytes) const {
+  if (device_) return device_->alloc(bytes);
+  void* p = nullptr;
+  if (braidMemAlloc(&p, bytes ? bytes : 1) != braidSuccess) {
+    std::fprintf(stderr, "braidMemAlloc of %zu bytes: %s\n", bytes, braidGetLastError(nullptr));
+    std::abort();
+  }
+  return p;
+}
+
+void CaseRun::copyMirror(void* dst, const void* src, size_t bytes) const {
+  if (device_)
+    device_->copy(dst, src, bytes);
+  else if (bytes)
+    std::memcpy(dst, src, bytes);
+}
+
+void CaseRun::releaseMirror(void* p) const {
+  if (p == nullptr) return;
+  if (device_)
+    device_->release(p);
+  else
+    (void)braidMemFree(p);
+}
+
+void* CaseRun::onMirror(const void* p) const {
   auto inside = [p](const GuardedBuffer& b) {
     const uint8_t* start = b.storage().data();
     return !b.empty() && p >= start && p <= start + b.storage().size();
   };
   const auto* at = static_cast<const uint8_t*>(p);
-  if (p && inside(send_)) return static_cast<uint8_t*>(deviceSend_) + (at - send_.storage().data());
-  if (p && inside(recv_)) return static_cast<uint8_t*>(deviceRecv_) + (at - recv_.storage().data());
+  if (p && inside(send_)) return static_cast<uint8_t*>(mirrorSend_) + (at - send_.storage().data());
+  if (p && inside(recv_)) return static_cast<uint8_t*>(mirrorRecv_) + (at - recv_.storage().data());
   return const_cast<void*>(p);
 }
 
 braidResult_t CaseRun::launch(braidComm_t comm, braidStream_t s, std::string* call) {
-  if (!device_) return launchHost(comm, s, call);
-  if (!send_.empty() && !deviceSend_) {
-    deviceSend_ = device_->alloc(send_.storage().size());
-    device_->copy(deviceSend_, send_.storage().data(), send_.storage().size());
+  if (!device_ && !shareableHere()) return launchHost(comm, s, call);
+  if (!send_.empty() && !mirrorSend_) {
+    mirrorSend_ = allocMirror(send_.storage().size());
+    copyMirror(mirrorSend_, send_.storage().data(), send_.storage().size());
   }
-  if (!recv_.empty() && !deviceRecv_) {
-    deviceRecv_ = device_->alloc(recv_.storage().size());
-    device_->copy(deviceRecv_, recv_.storage().data(), recv_.storage().size());
+  if (!recv_.empty() && !mirrorRecv_) {
+    mirrorRecv_ = allocMirror(recv_.storage().size());
+    copyMirror(mirrorRecv_, recv_.storage().data(), recv_.storage().size());
   }
   // The same calls with the pointers moved into the mirrors.
   const void* hostSend = sendPtr_;
   void* hostRecv = recvPtr_;
-  sendPtr_ = onDevice(hostSend);
-  recvPtr_ = onDevice(hostRecv);
+  sendPtr_ = onMirror(hostSend);
+  recvPtr_ = onMirror(hostRecv);
   braidResult_t r = launchHost(comm, s, call);
   sendPtr_ = hostSend;
   recvPtr_ = hostRecv;
@@ -240,9 +267,8 @@ braidResult_t CaseRun::launch(braidComm_t comm, braidStream_t s, std::string* ca
 }
 
 void CaseRun::collect() {
-  if (!device_) return;
-  if (deviceSend_) device_->copy(send_.storage().data(), deviceSend_, send_.storage().size());
-  if (deviceRecv_) device_->copy(recv_.storage().data(), deviceRecv_, recv_.storage().size());
+  if (mirrorSend_) copyMirror(send_.storage().data(), mirrorSend_, send_.storage().size());
+  if (mirrorRecv_) copyMirror(recv_.storage().data(), mirrorRecv_, recv_.storage().size());
 }
 
 braidResult_t CaseRun::launchHost(braidComm_t comm, braidStream_t s, std::string* call) {

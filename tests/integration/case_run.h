@@ -44,7 +44,8 @@ class CaseRun {
   CaseRun& operator=(const CaseRun&) = delete;
   // Runs the case on device buffers: launch() copies both buffers (guards
   // included) to device memory and calls braid with those; collect() copies
-  // them back once the op is done, before verify().
+  // them back once the op is done, before verify(). Ranks in the case's
+  // shareableRanks do the same with braidMemAlloc memory (host mirrors).
   void useDevice(const DeviceMemory* device) { device_ = device; }
   // Issues the case's braid calls on stream (NULL: inline). On failure returns
   // the code and names the call in *call.
@@ -68,7 +69,11 @@ class CaseRun {
   braidResult_t launchHost(braidComm_t comm, braidStream_t stream, std::string* call);
   // The case's braid calls, reductions with `op`.
   braidResult_t launchCalls(braidComm_t comm, braidStream_t stream, braidRedOp_t op, std::string* call);
-  void* onDevice(const void* hostPtr) const;
+  void* onMirror(const void* hostPtr) const;
+  bool shareableHere() const;
+  void* allocMirror(size_t bytes) const;
+  void copyMirror(void* dst, const void* src, size_t bytes) const;
+  void releaseMirror(void* p) const;
 
   Case c_;
   int me_, n_;
@@ -82,8 +87,8 @@ class CaseRun {
   std::vector<Region> regions_;
   std::vector<size_t> sendCounts_, sendDispls_, recvCounts_, recvDispls_;
   const DeviceMemory* device_ = nullptr;
-  void* deviceSend_ = nullptr;  // mirrors of send_ / recv_ storage (guards included)
-  void* deviceRecv_ = nullptr;
+  void* mirrorSend_ = nullptr;  // device or braidMemAlloc mirrors of send_ / recv_ storage (guards included)
+  void* mirrorRecv_ = nullptr;
 };
 
 }  // namespace braid::itest

@@ -46,6 +46,7 @@ std::string describe(const Case& c) {
   if (reduces(c.coll)) s << " " << opName(c.op);
   s << " count=" << c.count << (c.inPlace ? " in-place" : " out-of-place");
   if (rooted(c.coll)) s << " root=" << c.root;
+  if (c.shareableRanks) s << " braidMemAlloc-ranks=0x" << std::hex << c.shareableRanks;
   return s.str();
 }
 
@@ -92,7 +93,10 @@ std::vector<Case> buildMatrix(int n, const MatrixOptions& o) {
               cases.push_back({coll, t, static_cast<braidRedOp_t>(op), cnt, inPlace == 1, root, 0, 0});
     }
   }
-  for (size_t i = 0; i < cases.size(); ++i) cases[i].seed = mix(0x6d6174726978ull + i);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    cases[i].seed = mix(0x6d6174726978ull + i);
+    cases[i].shareableRanks = o.shareableRanks;
+  }
   return cases;
 }
 
@@ -132,7 +136,12 @@ std::vector<Case> buildRandomSequence(int n, uint64_t seed, const SequenceOption
     const int root = rooted(coll) ? static_cast<int>(next(static_cast<uint64_t>(n))) : 0;
     cases.push_back({coll, type, op, count, inPlace, root, 0, 0});
   }
-  for (size_t i = 0; i < cases.size(); ++i) cases[i].seed = mix(seed ^ (0x736f616bull + i));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    cases[i].seed = mix(seed ^ (0x736f616bull + i));
+    // Drawn apart from the sequence, so that a seed gives the same calls
+    // with or without them.
+    if (o.shareableBuffers) cases[i].shareableRanks = mix(cases[i].seed ^ 0x7368617265ull);
+  }
   return cases;
 }
 

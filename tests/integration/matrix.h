@@ -41,6 +41,9 @@ struct Case {
   int root;
   int barrierRound;  // kBarrier: how many barriers came before this one
   uint64_t seed;
+  // Ranks (below 64) whose buffers come from braidMemAlloc (CaseRun copies
+  // them there and back), which peers on the host read through mappings.
+  uint64_t shareableRanks = 0;
 };
 
 std::string describe(const Case& c);
@@ -60,6 +63,7 @@ struct MatrixOptions {
   // matrix_test.cc), so it is a separate test and off in the main matrix.
   bool allToAllInPlace = false;
   std::vector<Coll> only;  // non-empty: just these collectives
+  uint64_t shareableRanks = 0;  // Case::shareableRanks of every case
 };
 
 std::vector<Case> buildMatrix(int nranks, const MatrixOptions& options);
@@ -76,6 +80,7 @@ std::vector<Case> buildMatrix(int nranks, const MatrixOptions& options);
 struct SequenceOptions {
   size_t cases = 200;
   size_t maxBytes = size_t{1} << 20;  // per rank (per block for the block collectives: / nranks)
+  bool shareableBuffers = true;       // each case's Case::shareableRanks drawn at random
 };
 constexpr size_t kSequenceEdges[] = {48, 64, 4096, 16384, 65536, 262144};
 std::vector<Case> buildRandomSequence(int nranks, uint64_t seed, const SequenceOptions& options);

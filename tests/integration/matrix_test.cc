@@ -81,6 +81,29 @@ TEST(MatrixBigRingOnly, ThreeRanks) {
   unsetenv("BRAID_SHM_CMA_THRESHOLD");
 }
 
+// Buffers from braidMemAlloc, which the peers on the host read through
+// mappings of them (pulled slot calls, large shm messages): on every rank
+// of 3, and on rank 1 of 4 ranks only (its peers read it through a mapping,
+// it reads them with process_vm_readv), the small counts and one large
+// group of dtypes.
+class MatrixShareable : public ::testing::TestWithParam<std::tuple<int, uint64_t>> {};
+
+TEST_P(MatrixShareable, Inline) {
+  MatrixOptions m;
+  m.bigTypes = kTypeGroups[1].types;
+  m.shareableRanks = std::get<1>(GetParam());
+  runMatrixInline(std::get<0>(GetParam()), m);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, MatrixShareable,
+                         ::testing::Values(std::make_tuple(3, uint64_t{0x7}),
+                                           std::make_tuple(4, uint64_t{0x2})),
+                         [](const ::testing::TestParamInfo<std::tuple<int, uint64_t>>& p) {
+                           std::string name = std::to_string(std::get<0>(p.param));
+                           name.insert(0, 1, 'N');
+                           return name.append(std::get<1>(p.param) == 0x7 ? "_all" : "_rank1");
+                         });
+
 // The same matrix through a braidStream_t with events, once, at 4 ranks.
 TEST(MatrixStream, FourRanks) {
   RunOptions o;

@@ -7,7 +7,9 @@
 // large. Here every kind of call follows every other, at sizes on both sides
 // of where the paths change, so a state one path leaves behind (the slots' op
 // numbers and cells, a pulled input still read by a peer, a stream's queue,
-// the executor's tags) meets every other path next.
+// the executor's tags) meets every other path next. Each call's buffers come
+// from braidMemAlloc on a random set of ranks, so peers read them through
+// mappings and the others with process_vm_readv, in every mix.
 //
 // BRAID_SOAK_SEED, BRAID_SOAK_CASES and BRAID_SOAK_MAX_BYTES run another
 // sequence, a longer one or larger calls (e.g. a night's soak:
