@@ -195,6 +195,13 @@ TEST(Slots, LargeAllToAllsArePulledFromRank0sSizeOn) { expectPulls(true, "268435
 
 TEST(Slots, OneRankDecliningPullsTurnsThemOffForAll) { expectPulls(false, "0"); }
 
+// Makes a communicator of n ranks whose all-to-alls (and 2-rank
+// all-gathers) pull from blocks of 8 KiB.
+void initPullingFrom8KiB(RankContext& ctx, int n, braidComm_t* comm) {
+  setenv("BRAID_SHM_PULL_BYTES", "8192", 1);
+  ASSERT_EQ(braidCommInitRank(comm, n, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
+}
+
 // With 2 ranks an all-gather pulls too (out of place and in place); with
 // more it goes in chunks.
 TEST(Slots, TwoRankAllGathersArePulled) {
@@ -204,9 +211,8 @@ TEST(Slots, TwoRankAllGathersArePulled) {
     o.init = false;
     o.limitSeconds = 30;
     runRanks(o, [n](RankContext& ctx) {
-      setenv("BRAID_SHM_PULL_BYTES", "8192", 1);
       braidComm_t comm = nullptr;
-      ASSERT_EQ(braidCommInitRank(&comm, n, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
+      ASSERT_NO_FATAL_FAILURE(initPullingFrom8KiB(ctx, n, &comm));
       const size_t count = 5000;  // 20000 B a block
       auto value = [](int rank, size_t i) { return static_cast<int32_t>(rank * 1000000 + i); };
       std::vector<int32_t> in(count), out(n * count, -1);
@@ -243,9 +249,8 @@ void expectShareableInputsRead(int n) {
   o.init = false;
   o.limitSeconds = 30;
   runRanks(o, [n](RankContext& ctx) {
-    setenv("BRAID_SHM_PULL_BYTES", "8192", 1);
     braidComm_t comm = nullptr;
-    ASSERT_EQ(braidCommInitRank(&comm, n, ctx.id, ctx.rank), braidSuccess) << braidGetLastError(nullptr);
+    ASSERT_NO_FATAL_FAILURE(initPullingFrom8KiB(ctx, n, &comm));
     const int me = ctx.rank;
     const size_t count = 5000;  // 20000 B a block
     auto value = [](int rank, size_t i, int call) { return static_cast<int32_t>(rank * 1000000 + i + call); };
