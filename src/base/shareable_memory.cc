@@ -154,4 +154,27 @@ Status mapPeerShareable(int pidfd, uint64_t regionId, int32_t fd, const char** b
 #endif
 }
 
+Status probeShareableMapping() {
+  void* p = nullptr;
+  BRAID_RETURN_IF_ERROR(allocateShareable(1, &p));
+  const ShareableRange range = findShareable(p, 1);
+  Status st = Status::ok();
+#ifdef SYS_pidfd_open
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
+  if (pidfd < 0) {
+    st = systemError("pidfd_open", errno);
+  } else {
+    const char* base = nullptr;
+    size_t bytes = 0;
+    st = mapPeerShareable(pidfd, range.regionId, range.fd, &base, &bytes);
+    if (st.isOk()) munmap(const_cast<char*>(base), bytes);
+    close(pidfd);
+  }
+#else
+  st = notSupported("pidfd_open is not known to this build's headers");
+#endif
+  (void)freeShareable(p);
+  return st;
+}
+
 }  // namespace braid

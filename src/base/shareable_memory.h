@@ -59,6 +59,11 @@ ShareableRange findShareable(const void* p, size_t bytes);
 // region announced.
 Status mapPeerShareable(int pidfd, uint64_t regionId, int32_t fd, const char** base, size_t* mapBytes);
 
+// Whether this kernel lets a process map shareable memory the way a peer
+// would (pidfd_open, pidfd_getfd, mmap), tried on a region of this process;
+// the error says why not (then peers read it with process_vm_readv).
+Status probeShareableMapping();
+
 // The header of a region mapped with mapPeerShareable.
 inline const ShareableRegionHeader& shareableHeader(const char* base) {
   return *reinterpret_cast<const ShareableRegionHeader*>(base);

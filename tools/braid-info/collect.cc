@@ -7,6 +7,7 @@
 
 #include "algorithms/registry.h"
 #include "base/env.h"
+#include "base/shareable_memory.h"
 #include "kernels/device_loader.h"
 #include "topo/bind.h"
 #include "topo/detect.h"
@@ -38,6 +39,12 @@ Json build(const std::vector<std::string>& transports) {
   // The CUDA module is opened at run time, so say what this process found.
   parts["cuda"] = kernels::deviceModule() != nullptr ? std::string("yes (libbraid-cuda.so, a device is present)")
                                                      : "no: " + kernels::deviceUnavailableReason();
+  // braidMemAlloc's memory is read by peers through mappings only where the
+  // kernel lets them take its descriptors.
+  const Status mapping = probeShareableMapping();
+  parts["braidMemAlloc"] = mapping.isOk()
+                               ? std::string("yes (peers on this host read it through mappings)")
+                               : "no: " + mapping.message() + " (peers read it with process_vm_readv)";
 #ifdef BRAID_INFO_NCCL_NET_PLUGIN
   parts["nccl net plugin"] =
       "yes (" BRAID_INFO_NCCL_NET_PLUGIN ", for NCCL_NET_PLUGIN=braid; ncclNetPlugin_v8 to _v11)";

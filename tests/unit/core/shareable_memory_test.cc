@@ -80,6 +80,11 @@ TEST(ShareableMemory, APeerMapsTheRegionAndSeesItsWritesAndItsFree) {
   close(pidfd);
 }
 
+TEST(ShareableMemory, ThisKernelLetsPeersMapIt) {
+  const Status st = probeShareableMapping();
+  EXPECT_TRUE(st.isOk()) << st.message();
+}
+
 TEST(ShareableMemory, AnnouncementsThatAreNotTheRegionAreRefused) {
   void* p = nullptr;
   void* q = nullptr;

@@ -33,8 +33,9 @@ Result run(const std::string& args, const std::string& envPrefix = "") {
 TEST(BraidInfo, TextReportHasEverySection) {
   Result r = run("", "env -u BRAID_TOPO_FILE");
   ASSERT_EQ(r.exitCode, 0);
-  for (const char* part : {"braid 0.", "hwloc:", "topology:", "NUMA node", "nics:", "transports:", "tcp: ok",
-                           "ibverbs: ", "algorithms:", "allreduce:", "nccl net plugin: "})
+  for (const char* part :
+       {"braid 0.", "hwloc:", "topology:", "NUMA node", "nics:", "transports:", "tcp: ok",
+        "ibverbs: ", "algorithms:", "allreduce:", "nccl net plugin: ", "braidMemAlloc: yes"})
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
 }
 
