@@ -213,13 +213,14 @@ BRAID_API braidResult_t braidCommRegister(const braidComm_t comm, void* buff, si
  * deregistered) is braidInvalidArgument. */
 BRAID_API braidResult_t braidCommDeregister(const braidComm_t comm, void* handle);
 /* Host memory that the other processes of this host may map: each
- * allocation is its own memfd. A collective that reads peers' inputs
- * straight from their memory (all-to-all in the shared slots' pull window,
- * 2-rank all-gather: README, "Shared memory") maps a peer's braidMemAlloc
- * input once and reads it with plain loads, where other memory is read with
- * process_vm_readv, which pins and maps every page at every call; as
- * ncclMemAlloc serves NCCL's zero-copy paths. Page aligned and zeroed; size
- * must be positive. Any rank may use it or not: results are the same.
+ * allocation is its own memfd. Where a rank reads a peer's buffer directly
+ * (all-to-alls in the shared slots' pull window, 2-rank all-gathers, and
+ * large shm messages its receiver pulls: send/recv, scatter, all-to-all-v;
+ * README, "Launching") it maps a peer's braidMemAlloc memory once and reads
+ * it with plain loads, where other memory is read with process_vm_readv,
+ * which pins and maps every page at every call; as ncclMemAlloc serves
+ * NCCL's zero-copy paths. Page aligned and zeroed; size must be positive.
+ * Any rank may use it or not: results are the same.
  * A peer that mapped a region keeps its pages until its next mapping or the
  * communicator's destruction after braidMemFree. The mapping is shared: a
  * child forked later writes the same pages. */
