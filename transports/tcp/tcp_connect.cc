@@ -46,7 +46,9 @@ Status PendingConnect::stepSock(Sock& s, int index) {
     int err = net::connectResult(s.fd.get());
     if (err == ECONNREFUSED) return retry(s);
     if (err != 0) return systemError("tcp connect to " + address_.toString(), err);
-    BRAID_RETURN_IF_ERROR(configureDataSocket(s.fd.get(), trafficClass_));
+    // The class went on before connect() (net::startConnect), so that the
+    // handshake's packets carry it too.
+    BRAID_RETURN_IF_ERROR(configureDataSocket(s.fd.get(), -1));
     s.handshake = std::make_unique<net::ConnectorHandshake>(secret_, net::Purpose::kTcpData, connectorId_);
     ConnHeader h;
     h.nSocks = static_cast<uint16_t>(socks_.size());
