@@ -212,8 +212,8 @@ BRAID_API braidResult_t braidCommRegister(const braidComm_t comm, void* buff, si
  * until it completes. A handle this communicator did not make (or already
  * deregistered) is braidInvalidArgument. */
 BRAID_API braidResult_t braidCommDeregister(const braidComm_t comm, void* handle);
-/* Host memory that the other processes of this host may map: each
- * allocation is its own memfd. Where a rank reads a peer's buffer directly
+/* Host memory that the other processes of this host may map: pages of one
+ * memfd per process (one descriptor however many allocations). Where a rank reads a peer's buffer directly
  * (all-to-alls in the shared slots' pull window, 2-rank all-gathers, and
  * large shm messages its receiver pulls: send/recv, scatter, all-to-all-v;
  * README, "Launching") it maps a peer's braidMemAlloc memory once and reads
@@ -221,9 +221,8 @@ BRAID_API braidResult_t braidCommDeregister(const braidComm_t comm, void* handle
  * which pins and maps every page at every call; as ncclMemAlloc serves
  * NCCL's zero-copy paths. Page aligned and zeroed; size must be positive.
  * Any rank may use it or not: results are the same.
- * A peer that mapped a region keeps its pages until its next mapping or the
- * communicator's destruction after braidMemFree. The mapping is shared: a
- * child forked later writes the same pages. */
+ * braidMemFree returns the pages to the system at once, mapped by peers or
+ * not. The mapping is shared: a child forked later writes the same pages. */
 BRAID_API braidResult_t braidMemAlloc(void** ptr, size_t size);
 /* Frees what braidMemAlloc returned; any other pointer (NULL included) is
  * braidInvalidArgument and changes nothing. */

@@ -13,9 +13,9 @@
 namespace braid {
 
 PeerRegions::~PeerRegions() {
-  for (const Mapping& m : maps_) munmap(const_cast<char*>(m.base), m.bytes);
-  for (const Peer& p : peers_)
-    if (p.pidfd >= 0) close(p.pidfd);
+  for (const Mapping& m : maps_) munmap(const_cast<char*>(m.view.base), m.view.bytes);
+  for (const PeerFile& f : files_)
+    if (f.ours >= 0) close(f.ours);
 }
 
 size_t PeerRegions::mapped() const {
@@ -23,72 +23,76 @@ size_t PeerRegions::mapped() const {
   return maps_.size();
 }
 
+size_t PeerRegions::files() const {
+  std::lock_guard lock(mu_);
+  size_t held = 0;
+  for (const PeerFile& f : files_) held += f.ours >= 0 ? 1 : 0;
+  return held;
+}
+
 void PeerRegions::releaseFreed() {
   size_t kept = 0;
   for (const Mapping& m : maps_) {
-    if (shareableHeader(m.base).freed.load(std::memory_order_acquire) != 0)
-      munmap(const_cast<char*>(m.base), m.bytes);
+    if (peerShareableFreed(m.file->ours, m.regionId))
+      munmap(const_cast<char*>(m.view.base), m.view.bytes);
     else
       maps_[kept++] = m;
   }
   maps_.resize(kept);
 }
 
-const char* PeerRegions::locate(const Mapping& m, uint64_t address, size_t bytes) const {
+const char* PeerRegions::locate(const Mapping& m, uint64_t address, size_t bytes) {
   // Past the header page, and all of it inside the region.
-  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  if (address < m.ownerBase + page || address - m.ownerBase > m.bytes ||
-      bytes > m.bytes - (address - m.ownerBase))
+  const uint64_t page = pageBytes();
+  const PeerMapping& v = m.view;
+  if (address < v.ownerBase + page || address - v.ownerBase > v.bytes ||
+      bytes > v.bytes - (address - v.ownerBase))
     return nullptr;
-  return m.base + (address - m.ownerBase);
+  return v.base + (address - v.ownerBase);
 }
 
-int PeerRegions::pidfdOf(pid_t pid) {
-  for (const Peer& p : peers_)
-    if (p.pid == pid) return p.pidfd;
+const PeerRegions::PeerFile& PeerRegions::fileOf(pid_t pid, int32_t theirs) {
+  for (const PeerFile& f : files_)
+    if (f.pid == pid && f.theirs == theirs) return f;
+  // The pidfd is wanted only to take the file: the caller's call keeps the
+  // pid from naming anybody else meanwhile.
+  int ours = -1;
 #ifdef SYS_pidfd_open
-  const long fd = syscall(SYS_pidfd_open, pid, 0);
-  const int err = errno;
+  const long pidfd = syscall(SYS_pidfd_open, pid, 0);
+  Status st = pidfd < 0 ? systemError("pidfd_open", errno)
+                        : takePeerShareableFile(static_cast<int>(pidfd), theirs, &ours);
+  if (pidfd >= 0) close(static_cast<int>(pidfd));
 #else
-  const long fd = -1;
-  const int err = ENOSYS;
+  Status st = notSupported("pidfd_open is not known to this build's headers");
 #endif
-  if (fd < 0)
-    BRAID_INFO("%s: process %d's braidMemAlloc memory is read with process_vm_readv (pidfd_open: %s)",
-               user_.c_str(), static_cast<int>(pid), std::strerror(err));
-  peers_.push_back({pid, fd < 0 ? -1 : static_cast<int>(fd)});
-  return peers_.back().pidfd;
+  if (!st.isOk()) {
+    ours = -1;
+    BRAID_INFO("%s: process %d's braidMemAlloc memory is read with process_vm_readv (%s)", user_.c_str(),
+               static_cast<int>(pid), st.message().c_str());
+  }
+  files_.push_back({pid, theirs, ours});
+  return files_.back();
 }
 
 const char* PeerRegions::find(pid_t pid, uint64_t regionId, int32_t fd, uint64_t address, size_t bytes) {
   if (regionId == 0 || fd < 0) return nullptr;
   std::lock_guard lock(mu_);
   for (const Mapping& m : maps_)
-    if (m.pid == pid && m.regionId == regionId) return locate(m, address, bytes);
-  const int pidfd = pidfdOf(pid);
-  if (pidfd < 0) return nullptr;
+    if (m.file->pid == pid && m.file->theirs == fd && m.regionId == regionId)
+      return locate(m, address, bytes);
+  const PeerFile& file = fileOf(pid, fd);
+  if (file.ours < 0) return nullptr;
   releaseFreed();
-  const char* base = nullptr;
-  size_t mapBytes = 0;
-  if (Status st = mapPeerShareable(pidfd, regionId, fd, &base, &mapBytes); !st.isOk()) {
-    if (st.code() == Code::kInvalidArgument) {  // not the region announced: this call only
-      BRAID_TRACE("%s: process %d's region %llu: %s", user_.c_str(), static_cast<int>(pid),
-                  static_cast<unsigned long long>(regionId), st.message().c_str());
-      return nullptr;
-    }
-    BRAID_INFO("%s: process %d's braidMemAlloc memory is read with process_vm_readv from now on (%s)",
-               user_.c_str(), static_cast<int>(pid), st.message().c_str());
-    for (Peer& p : peers_)
-      if (p.pid == pid) {
-        close(p.pidfd);
-        p.pidfd = -1;
-      }
+  PeerMapping view;
+  if (Status st = mapPeerShareable(file.ours, regionId, &view); !st.isOk()) {
+    // Not the region announced (or a mapping refused): this call only.
+    BRAID_TRACE("%s: process %d's region %llu: %s", user_.c_str(), static_cast<int>(pid),
+                static_cast<unsigned long long>(regionId), st.message().c_str());
     return nullptr;
   }
-  const uint64_t ownerBase = shareableHeader(base).ownerBase;
-  maps_.push_back({pid, regionId, base, mapBytes, ownerBase});
+  maps_.push_back({&file, regionId, view});
   BRAID_INFO("%s: reading process %d's braidMemAlloc region %llu (%zu bytes) with plain loads", user_.c_str(),
-             static_cast<int>(pid), static_cast<unsigned long long>(regionId), mapBytes);
+             static_cast<int>(pid), static_cast<unsigned long long>(regionId), view.bytes);
   return locate(maps_.back(), address, bytes);
 }
 

@@ -2,15 +2,21 @@
 // shareable_memory.h) this process has mapped, so that a range a peer says
 // lies in one is read with plain loads instead of process_vm_readv: the
 // shared slots' pulls (core/slot_collectives.h) and the shm transport's
-// large messages. A mapping is made at the first read of a region and kept,
-// as NCCL keeps a peer's IPC handle: a training loop reads the same buffers
-// every step.
+// large messages. A peer's shareable file is taken once (pidfd_getfd), and a
+// region of it mapped at the first read and kept, as NCCL keeps a peer's IPC
+// handle: a training loop reads the same buffers every step.
 //
-// A peer frees its region without telling anyone; the region's header says
-// so, and the next mapping made lets go of every freed one (the memory lives
-// until then). A peer this process may not take descriptors from (or a
-// kernel without pidfd_getfd) is logged once, and read with
-// process_vm_readv from then on.
+// A peer frees its region without telling anyone: its memory goes back at
+// once (shareable_memory.h), and the next mapping made lets go of the
+// mappings of every freed region. A peer this process may not take
+// descriptors from (or a kernel without pidfd_getfd) is logged once, and
+// read with process_vm_readv from then on.
+//
+// A pid names the process the caller met only while that process lives: a
+// later one may get it, and must not be read through the mappings of the
+// first. So a PeerRegions lives no longer than the caller's tie to its
+// peers: one per communicator (HostSlots: a communicator's peers never
+// change) or per connection (the shm transport's receive ends).
 //
 // Thread-safe (a mutex: the callers move tens of KiB and more per lookup).
 #pragma once
@@ -19,9 +25,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "base/shareable_memory.h"
 
 namespace braid {
 
@@ -34,33 +43,36 @@ class PeerRegions {
   PeerRegions& operator=(const PeerRegions&) = delete;
 
   // Where this process reads `bytes` at `address` of process `pid`, which
-  // announced that they lie in its region `regionId` (its descriptor `fd`);
+  // announced that they lie in its region `regionId` (of its shareable file,
+  // its descriptor `fd`);
   // null when it cannot map it or the range is not inside it: then read it
   // with process_vm_readv. `pid` must be inside the call that announced the
   // range (so not yet anybody else's pid).
   const char* find(pid_t pid, uint64_t regionId, int32_t fd, uint64_t address, size_t bytes);
 
   size_t mapped() const;  // mappings held now (for tests)
+  size_t files() const;   // peers' shareable files held now (for tests)
 
  private:
+  // A peer's shareable file: its descriptor there and here. (A process
+  // with two copies of braid loaded has two.)
+  struct PeerFile {
+    pid_t pid;
+    int32_t theirs;
+    int ours;  // -1: refused (logged, not tried again)
+  };
   struct Mapping {
-    pid_t pid;
+    const PeerFile* file;  // in files_ (a deque: never moves)
     uint64_t regionId;
-    const char* base;
-    size_t bytes;
-    uint64_t ownerBase;  // where the region starts in its owner
+    PeerMapping view;
   };
-  struct Peer {
-    pid_t pid;
-    int pidfd;  // -1: refused (logged, not tried again)
-  };
-  const char* locate(const Mapping& m, uint64_t address, size_t bytes) const;
+  static const char* locate(const Mapping& m, uint64_t address, size_t bytes);
   void releaseFreed();
-  int pidfdOf(pid_t pid);
+  const PeerFile& fileOf(pid_t pid, int32_t theirs);
 
   const std::string user_;
   mutable std::mutex mu_;
-  std::vector<Peer> peers_;
+  std::deque<PeerFile> files_;
   std::vector<Mapping> maps_;
 };
 

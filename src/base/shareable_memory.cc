@@ -1,16 +1,20 @@
 #include "base/shareable_memory.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
 #include <shared_mutex>
 #include <string>
+
+#include "base/log.h"
 
 namespace braid {
 
@@ -19,7 +23,6 @@ namespace {
 struct Region {
   char* base;  // the header page
   size_t mapBytes;
-  int fd;
   uint64_t id;
 };
 
@@ -28,7 +31,8 @@ struct Region {
 struct Registry {
   std::shared_mutex mu;
   std::map<uintptr_t, Region> byUserBegin;
-  uint64_t lastId = 0;
+  int fd = -1;             // the shareable file, made at the first allocation
+  uint64_t fileBytes = 0;  // its size: every region ever allocated lies below it
 };
 
 Registry& registry() {
@@ -36,12 +40,18 @@ Registry& registry() {
   return *r;
 }
 
+// The region whose header page starts at `offset` of the file, and back.
+uint64_t regionIdAt(uint64_t offset) { return offset / pageBytes() + 1; }
+bool regionOffset(uint64_t regionId, uint64_t* offset) {
+  return regionId != 0 && !__builtin_mul_overflow(regionId - 1, uint64_t{pageBytes()}, offset);
+}
+
+}  // namespace
+
 size_t pageBytes() {
   static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return page;
 }
-
-}  // namespace
 
 Status allocateShareable(size_t bytes, void** out) {
   const size_t page = pageBytes();
@@ -49,30 +59,31 @@ Status allocateShareable(size_t bytes, void** out) {
   // Whole pages, plus the header's.
   if (bytes > (SIZE_MAX >> 2)) return invalidArgument("size " + std::to_string(bytes) + " is too large");
   const size_t mapBytes = (bytes + page - 1) / page * page + page;
-  const int fd = static_cast<int>(syscall(SYS_memfd_create, "braid-shareable", MFD_CLOEXEC));
-  if (fd < 0) return systemError("memfd_create", errno);
-  if (ftruncate(fd, static_cast<off_t>(mapBytes)) != 0) {
-    const int err = errno;
-    close(fd);
-    return systemError("ftruncate of a " + std::to_string(mapBytes) + "-byte memfd", err);
-  }
-  void* base = mmap(nullptr, mapBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) {
-    const int err = errno;
-    close(fd);
-    return systemError("mmap of a " + std::to_string(mapBytes) + "-byte memfd", err);
-  }
   Registry& r = registry();
   std::unique_lock lock(r.mu);
-  const uint64_t id = ++r.lastId;
-  new (base) ShareableRegionHeader{ShareableRegionHeader::kMagic,
-                                   id,
-                                   static_cast<uint64_t>(getpid()),
-                                   reinterpret_cast<uintptr_t>(base),
-                                   {0}};
+  if (r.fd < 0) {
+    const int fd = static_cast<int>(syscall(SYS_memfd_create, "braid-shareable", MFD_CLOEXEC));
+    if (fd < 0) return systemError("memfd_create", errno);
+    r.fd = fd;
+  }
+  const uint64_t offset = r.fileBytes;
+  uint64_t end = 0;
+  if (__builtin_add_overflow(offset, uint64_t{mapBytes}, &end) || end > uint64_t{INT64_MAX})
+    return invalidArgument("the shareable file's offsets are used up");
+  // The file grows by every region and never shrinks (freed regions are
+  // holes, which cost nothing): a region's offset is never given out again.
+  if (ftruncate(r.fd, static_cast<off_t>(end)) != 0)
+    return systemError("growing the shareable file to " + std::to_string(end) + " bytes", errno);
+  void* base = mmap(nullptr, mapBytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, static_cast<off_t>(offset));
+  if (base == MAP_FAILED)
+    return systemError("mmap of " + std::to_string(mapBytes) + " shareable bytes", errno);
+  r.fileBytes = end;
+  const uint64_t id = regionIdAt(offset);
+  new (base)
+      ShareableRegionHeader{ShareableRegionHeader::kMagic,     id,       static_cast<uint64_t>(getpid()),
+                            reinterpret_cast<uintptr_t>(base), mapBytes, {0}};
   char* user = static_cast<char*>(base) + page;
-  r.byUserBegin.emplace(reinterpret_cast<uintptr_t>(user),
-                        Region{static_cast<char*>(base), mapBytes, fd, id});
+  r.byUserBegin.emplace(reinterpret_cast<uintptr_t>(user), Region{static_cast<char*>(base), mapBytes, id});
   *out = user;
   return Status::ok();
 }
@@ -88,11 +99,21 @@ Status freeShareable(void* p) {
     region = it->second;
     r.byUserBegin.erase(it);
   }
-  // Readers that still map the region see the flag and let it go; the
-  // memory lives until the last of them does.
   reinterpret_cast<ShareableRegionHeader*>(region.base)->freed.store(1, std::memory_order_release);
   munmap(region.base, region.mapBytes);
-  close(region.fd);
+  // The pages go back now, whoever still maps them. (Failing that, they
+  // would live until the process ends: worth a line, not a failed free.)
+  uint64_t offset = 0;
+  regionOffset(region.id, &offset);
+  if (fallocate(r.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                static_cast<off_t>(region.mapBytes)) != 0) {
+    static std::once_flag warned;
+    const int err = errno;
+    std::call_once(warned, [&] {
+      BRAID_WARN("braidMemFree: the shareable file keeps freed memory until the process ends (fallocate: %s)",
+                 std::strerror(err));
+    });
+  }
   return Status::ok();
 }
 
@@ -107,51 +128,73 @@ ShareableRange findShareable(const void* p, size_t bytes) {
   const uintptr_t regionBegin = reinterpret_cast<uintptr_t>(region.base);
   const size_t offset = begin - regionBegin;
   if (offset > region.mapBytes || bytes > region.mapBytes - offset) return {};
-  return {region.id, region.fd, region.mapBytes, offset};
+  return {region.id, r.fd};
 }
 
-Status mapPeerShareable(int pidfd, uint64_t regionId, int32_t fd, const char** base, size_t* mapBytes) {
-  if (regionId == 0 || fd < 0) return invalidArgument("not a shareable region");
+Status takePeerShareableFile(int pidfd, int32_t fd, int* file) {
 #ifdef SYS_pidfd_getfd
+  if (fd < 0) return invalidArgument("not a shareable file");
   const int mine = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
   if (mine < 0) return systemError("pidfd_getfd", errno);
-  auto notTheRegion = [&] {
-    return invalidArgument("the peer's descriptor " + std::to_string(fd) + " is not its region " +
-                           std::to_string(regionId));
-  };
-  // The size comes from the descriptor, so the mapping never runs past the
-  // file (a read there would fault).
   struct stat st {};
-  const size_t page = pageBytes();
-  if (fstat(mine, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < static_cast<off_t>(page) ||
-      static_cast<uint64_t>(st.st_size) % page != 0) {
+  if (fstat(mine, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(mine);
-    return notTheRegion();
+    return invalidArgument("the peer's descriptor " + std::to_string(fd) + " is not its shareable file");
   }
-  const auto bytes = static_cast<size_t>(st.st_size);
-  // Populated at once up to 64 MiB: faulting page by page costs a trap per
-  // page on a VM; past that the reader may use a small part of a region.
-  constexpr size_t kPopulateMaxBytes = size_t{64} << 20;
-  const int populate = bytes <= kPopulateMaxBytes ? MAP_POPULATE : 0;
-  void* mapped = mmap(nullptr, bytes, PROT_READ, MAP_SHARED | populate, mine, 0);
-  const int err = errno;
-  close(mine);
-  if (mapped == MAP_FAILED) return systemError("mmap of a peer's region", err);
-  const auto& header = shareableHeader(static_cast<const char*>(mapped));
-  if (header.magic != ShareableRegionHeader::kMagic || header.regionId != regionId ||
-      header.freed.load(std::memory_order_acquire) != 0) {
-    munmap(mapped, bytes);
-    return notTheRegion();
-  }
-  *base = static_cast<const char*>(mapped);
-  *mapBytes = bytes;
+  *file = mine;
   return Status::ok();
 #else
   (void)pidfd;
-  (void)base;
-  (void)mapBytes;
+  (void)fd;
+  (void)file;
   return notSupported("pidfd_getfd is not known to this build's headers");
 #endif
+}
+
+namespace {
+
+// Reads region `regionId`'s header from `file` into *h: false when it is
+// not there (past the file's end, or a hole: a freed region).
+bool readHeader(int file, uint64_t regionId, ShareableRegionHeader* h, uint64_t* offset) {
+  if (!regionOffset(regionId, offset) || *offset > uint64_t{INT64_MAX}) return false;
+  if (pread(file, h, sizeof(*h), static_cast<off_t>(*offset)) != static_cast<ssize_t>(sizeof(*h)))
+    return false;
+  return h->magic == ShareableRegionHeader::kMagic && h->regionId == regionId &&
+         h->freed.load(std::memory_order_acquire) == 0;
+}
+
+}  // namespace
+
+bool peerShareableFreed(int file, uint64_t regionId) {
+  ShareableRegionHeader h{};
+  uint64_t offset = 0;
+  return !readHeader(file, regionId, &h, &offset);
+}
+
+Status mapPeerShareable(int file, uint64_t regionId, PeerMapping* out) {
+  ShareableRegionHeader h{};
+  uint64_t offset = 0;
+  if (!readHeader(file, regionId, &h, &offset))
+    return invalidArgument("the peer has no region " + std::to_string(regionId));
+  // The size comes from the header, but the mapping must stay inside the
+  // file (a read past its end would fault).
+  struct stat st {};
+  const size_t page = pageBytes();
+  if (fstat(file, &st) != 0 || h.mapBytes < page || h.mapBytes % page != 0 ||
+      h.mapBytes > static_cast<uint64_t>(st.st_size) ||
+      offset > static_cast<uint64_t>(st.st_size) - h.mapBytes)
+    return invalidArgument("the peer's region " + std::to_string(regionId) + " runs past its file");
+  // Populated at once up to 64 MiB: faulting page by page costs a trap per
+  // page on a VM; past that the reader may use a small part of a region.
+  constexpr size_t kPopulateMaxBytes = size_t{64} << 20;
+  const auto bytes = static_cast<size_t>(h.mapBytes);
+  const int populate = bytes <= kPopulateMaxBytes ? MAP_POPULATE : 0;
+  void* mapped = mmap(nullptr, bytes, PROT_READ, MAP_SHARED | populate, file, static_cast<off_t>(offset));
+  if (mapped == MAP_FAILED) return systemError("mmap of a peer's region", errno);
+  // The header as read before, not through the mapping: a page the owner
+  // freed meanwhile would come back if read there.
+  *out = {static_cast<const char*>(mapped), bytes, h.ownerBase};
+  return Status::ok();
 }
 
 Status probeShareableMapping() {
@@ -161,15 +204,16 @@ Status probeShareableMapping() {
   Status st = Status::ok();
 #ifdef SYS_pidfd_open
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
+  int file = -1;
   if (pidfd < 0) {
     st = systemError("pidfd_open", errno);
-  } else {
-    const char* base = nullptr;
-    size_t bytes = 0;
-    st = mapPeerShareable(pidfd, range.regionId, range.fd, &base, &bytes);
-    if (st.isOk()) munmap(const_cast<char*>(base), bytes);
-    close(pidfd);
+  } else if (st = takePeerShareableFile(pidfd, range.fd, &file); st.isOk()) {
+    PeerMapping m;
+    st = mapPeerShareable(file, range.regionId, &m);
+    if (st.isOk()) munmap(const_cast<char*>(m.base), m.bytes);
+    close(file);
   }
+  if (pidfd >= 0) close(pidfd);
 #else
   st = notSupported("pidfd_open is not known to this build's headers");
 #endif

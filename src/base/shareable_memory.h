@@ -1,15 +1,25 @@
-// Shareable memory: the host memory braidMemAlloc hands out. Each allocation
-// is its own memfd, mapped shared, so that another process of the host that
-// may read this one's memory anyway (the kernel's ptrace check, as for
-// process_vm_readv) can take the descriptor with pidfd_getfd, map the region
-// and read it with plain loads. On the 2-core VM a 1 MiB read that way took
-// 50 us where process_vm_readv took 138 (the kernel pins and maps every
-// page of every call); the shared slots' pulls use it (core/peer_regions.h).
+// Shareable memory: the host memory braidMemAlloc hands out. All of a
+// process's allocations are pages of one memfd (its "shareable file"), mapped
+// shared, so that another process of the host that may read this one's memory
+// anyway (the kernel's ptrace check, as for process_vm_readv) can take the
+// file's descriptor once with pidfd_getfd, map a region of it and read it with
+// plain loads. On the 2-core VM a 1 MiB read that way took 50 us where
+// process_vm_readv took 138 (the kernel pins and maps every page of every
+// call); the shared slots' pulls and the shm transport use it
+// (base/peer_regions.h).
+//
+// One file, not one per allocation: a process holds one descriptor however
+// many buffers it allocates (a framework's caching allocator would run out of
+// descriptors at the usual limit of 1024 otherwise), and a peer one per
+// process it reads. Regions take fresh offsets of the file, never reused (the
+// file is sparse: offsets cost nothing), so a region's id is its offset and a
+// stale mapping never shows another region's data. A free punches the region
+// out of the file: its memory goes back at once, even while peers still map
+// it (they read zeros from then on, as the owner's bug deserves).
 //
 // A region's first page is a header its readers check before they trust a
-// mapping: the magic, the region's id (unique in its process, never reused)
-// and a flag set when it is freed, so that a reader holding a mapping of a
-// freed region can let it go. The user's pointer is the page after it.
+// mapping: the magic, the region's id, its size and a flag set when it is
+// freed. The user's pointer is the page after it.
 #pragma once
 
 #include <sys/types.h>
@@ -22,14 +32,11 @@
 
 namespace braid {
 
-// The region of this process that holds a range: what a peer needs to map
-// it (the id and descriptor, announced with the range's address), and where
-// the range lies in it.
+// What a peer needs to map the region that holds a range of this process,
+// announced with the range's address.
 struct ShareableRange {
   uint64_t regionId = 0;  // 0: the range is not inside one shareable region
-  int32_t fd = -1;        // the region's descriptor in this process
-  uint64_t mapBytes = 0;  // the whole region, header page included
-  uint64_t offset = 0;    // of the range's start from the region's start
+  int32_t fd = -1;        // this process's shareable file
 
   bool shareable() const { return regionId != 0; }
 };
@@ -40,8 +47,12 @@ struct ShareableRegionHeader {
   uint64_t regionId;
   uint64_t ownerPid;
   uint64_t ownerBase;  // the region's address in its owner: a peer finds an announced address with it
-  std::atomic<uint32_t> freed;  // set by the owner before it unmaps
+  uint64_t mapBytes;   // the whole region, header page included
+  std::atomic<uint32_t> freed;  // set by the owner before it punches the region out
 };
+
+// The system's page size.
+size_t pageBytes();
 
 // Allocates `bytes` (> 0) of shareable memory, zeroed and page aligned.
 Status allocateShareable(size_t bytes, void** out);
@@ -51,22 +62,32 @@ Status freeShareable(void* p);
 // The region holding all of [p, p + bytes), or one with regionId 0.
 ShareableRange findShareable(const void* p, size_t bytes);
 
-// Maps region `regionId` of the process `pidfd` refers to (its descriptor
-// there: `fd`), read-only, after checking the descriptor and the region's
-// header; *base and *mapBytes describe the mapping (munmap them to end it).
-// Fails with the errno's system error (EPERM: this process may not take the
-// owner's descriptors) or InvalidArgument for a descriptor that is not the
-// region announced.
-Status mapPeerShareable(int pidfd, uint64_t regionId, int32_t fd, const char** base, size_t* mapBytes);
+// Takes the shareable file of the process `pidfd` refers to (its descriptor
+// there: `fd`) into this process, as *file (close it when done). Fails with
+// the errno's system error (EPERM: this process may not take the owner's
+// descriptors) or InvalidArgument for a descriptor that is not a file.
+Status takePeerShareableFile(int pidfd, int32_t fd, int* file);
+
+// A peer's region mapped here: munmap(base, bytes) ends it.
+struct PeerMapping {
+  const char* base = nullptr;
+  size_t bytes = 0;
+  uint64_t ownerBase = 0;  // where the region starts in its owner
+};
+
+// Maps region `regionId` of a peer's shareable `file`, read-only, after
+// checking its header. InvalidArgument when the region is not there
+// (another id, or freed).
+Status mapPeerShareable(int file, uint64_t regionId, PeerMapping* out);
+
+// Whether region `regionId` of a peer's shareable `file` is gone (freed, or
+// never there). Read from the file, not a mapping: a read through a mapping
+// of a punched page would bring the page back.
+bool peerShareableFreed(int file, uint64_t regionId);
 
 // Whether this kernel lets a process map shareable memory the way a peer
 // would (pidfd_open, pidfd_getfd, mmap), tried on a region of this process;
 // the error says why not (then peers read it with process_vm_readv).
 Status probeShareableMapping();
-
-// The header of a region mapped with mapPeerShareable.
-inline const ShareableRegionHeader& shareableHeader(const char* base) {
-  return *reinterpret_cast<const ShareableRegionHeader*>(base);
-}
 
 }  // namespace braid

@@ -758,7 +758,7 @@ void copyOwnPart(const SlotCall& call, int me, size_t block) {
 struct PulledInput {
   uint64_t address = 0;
   uint64_t regionId = 0;  // 0: not braidMemAlloc memory
-  int32_t regionFd = -1;
+  int32_t regionFd = -1;  // the owner's shareable file
 };
 static_assert(sizeof(PulledInput) <= 64, "a slot holds at least a cache line");
 

@@ -5,7 +5,6 @@
 
 #include <memory>
 
-#include "base/peer_regions.h"
 #include "transports/shm/config.h"
 #include "transports/shm/doorbell.h"
 #include "transports/shm/segment.h"
@@ -20,9 +19,6 @@ struct LocalEnd {
   net::Fd bellFd;  // sent to every peer
   Mapping bell;
   std::shared_ptr<WaitSet> waitSet = std::make_shared<WaitSet>();
-  // The senders' braidMemAlloc regions this end's receives map and read
-  // with plain loads instead of process_vm_readv.
-  PeerRegions peerRegions{"shm"};
   DoorbellPage* page() const { return static_cast<DoorbellPage*>(bell.get()); }
 };
 

@@ -77,9 +77,9 @@ struct FrameHeader {
   uint64_t total = 0;     // message size
   uint64_t address = 0;   // CMA: where the message lies in the sender
   uint64_t cmaIndex = 0;  // CMA: ordinal among this connection's CMA frames
-  // CMA from braidMemAlloc memory: its region and the region's descriptor in
-  // the sender, for a receiver that maps it (base/peer_regions.h); 0: other
-  // memory.
+  // CMA from braidMemAlloc memory: its region and the sender's descriptor of
+  // its shareable file, for a receiver that maps it (base/peer_regions.h);
+  // 0: other memory.
   uint64_t regionId = 0;
   int32_t regionFd = 0;
   uint32_t reserved2 = 0;

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "base/deadline.h"
+#include "base/peer_regions.h"
 #include "base/status.h"
 #include "transports/shm/doorbell.h"
 #include "transports/shm/local_end.h"
@@ -182,6 +183,10 @@ class ShmRecvComm final : public transport::RecvComm, public ShmComm {
   uint32_t offeredSeq_ = 0;
   uint64_t pulled_ = 0;
   uint64_t pulledFromMappings_ = 0;
+  // The sender's braidMemAlloc regions this end has mapped, to read its
+  // messages from them with plain loads instead of process_vm_readv. Per
+  // connection: its pid names the sender only while the connection lives.
+  PeerRegions senderRegions_{"shm"};
 };
 
 }  // namespace braid::shm

@@ -118,8 +118,7 @@ Status ShmRecvComm::acceptHeader(ShmRequest* r, const FrameHeader& h) {
 }
 
 Status ShmRecvComm::pull(ShmRequest* r, const FrameHeader& h) {
-  if (const char* mapped =
-          local_->peerRegions.find(peer_.pid(), h.regionId, h.regionFd, h.address, r->total)) {
+  if (const char* mapped = senderRegions_.find(peer_.pid(), h.regionId, h.regionFd, h.address, r->total)) {
     std::memcpy(r->data, mapped, r->total);
     ++pulledFromMappings_;
   } else if (const int err =

@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <set>
+#include <vector>
 
 #include "base/peer_regions.h"
 #include "core/executor.h"
@@ -19,23 +22,32 @@ namespace {
 
 int openOwnPidfd() { return static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0)); }
 
+// This process standing in for a peer: its own shareable file, taken as a
+// peer takes it.
+int takeOwnFile(int fd) {
+  const int pidfd = openOwnPidfd();
+  int file = -1;
+  EXPECT_TRUE(takePeerShareableFile(pidfd, fd, &file).isOk());
+  close(pidfd);
+  return file;
+}
+
 TEST(ShareableMemory, FindsTheRegionHoldingARangeAndNothingElse) {
   void* p = nullptr;
   ASSERT_TRUE(allocateShareable(10000, &p).isOk());
-  const long page = sysconf(_SC_PAGESIZE);
+  const size_t page = pageBytes();
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % page, 0u);
   auto* bytes = static_cast<unsigned char*>(p);
   for (size_t i = 0; i < 10000; ++i) EXPECT_EQ(bytes[i], 0) << "zeroed";
   const ShareableRange all = findShareable(p, 10000);
   ASSERT_TRUE(all.shareable());
-  EXPECT_EQ(all.offset, static_cast<uint64_t>(page)) << "after the header page";
-  EXPECT_EQ(all.mapBytes % page, 0u);
-  EXPECT_GE(all.mapBytes, 10000u + page);
+  EXPECT_GE(all.fd, 0);
   const ShareableRange inside = findShareable(bytes + 100, 50);
   EXPECT_EQ(inside.regionId, all.regionId);
-  EXPECT_EQ(inside.offset, all.offset + 100);
+  EXPECT_EQ(inside.fd, all.fd);
+  EXPECT_TRUE(findShareable(bytes, 3 * page).shareable()) << "the whole pages are the region's";
   EXPECT_FALSE(findShareable(bytes - 1, 10).shareable()) << "starts before the region";
-  EXPECT_FALSE(findShareable(bytes, all.mapBytes).shareable()) << "runs past its end";
+  EXPECT_FALSE(findShareable(bytes, 3 * page + 1).shareable()) << "runs past its end";
   int local = 0;
   EXPECT_FALSE(findShareable(&local, sizeof(local)).shareable());
   EXPECT_TRUE(freeShareable(p).isOk());
@@ -56,28 +68,55 @@ TEST(ShareableMemory, RefusesBadSizesAndPointersItDidNotMake) {
   EXPECT_EQ(freeShareable(p).code(), Code::kInvalidArgument) << "freed twice";
 }
 
-TEST(ShareableMemory, APeerMapsTheRegionAndSeesItsWritesAndItsFree) {
+// Every allocation lives in the one file: a process that allocates many
+// buffers holds one descriptor, and ids (offsets) are never given out twice.
+TEST(ShareableMemory, AllocationsShareOneDescriptorAndNeverReuseAnId) {
+  std::vector<void*> ps(3000);
+  for (void*& p : ps) ASSERT_TRUE(allocateShareable(64, &p).isOk());
+  const int fd = findShareable(ps[0], 64).fd;
+  std::set<uint64_t> ids;
+  for (void* p : ps) {
+    EXPECT_EQ(findShareable(p, 64).fd, fd);
+    ids.insert(findShareable(p, 64).regionId);
+  }
+  for (void* p : ps) ASSERT_TRUE(freeShareable(p).isOk());
+  void* again = nullptr;
+  ASSERT_TRUE(allocateShareable(64, &again).isOk());
+  EXPECT_EQ(ids.count(findShareable(again, 64).regionId), 0u) << "a fresh id after the frees";
+  EXPECT_EQ(ids.size(), ps.size());
+  EXPECT_TRUE(freeShareable(again).isOk());
+}
+
+TEST(ShareableMemory, APeerMapsTheRegionSeesItsWritesAndLosesItsPagesAtTheFree) {
   void* p = nullptr;
   ASSERT_TRUE(allocateShareable(3 * 4096, &p).isOk());
   std::memset(p, 0x3c, 3 * 4096);
   const ShareableRange range = findShareable(p, 3 * 4096);
-  const int pidfd = openOwnPidfd();
-  ASSERT_GE(pidfd, 0);
-  const char* base = nullptr;
-  size_t bytes = 0;
-  ASSERT_TRUE(mapPeerShareable(pidfd, range.regionId, range.fd, &base, &bytes).isOk());
-  EXPECT_EQ(bytes, range.mapBytes);
-  EXPECT_NE(base, static_cast<const char*>(p) - range.offset) << "a mapping of its own";
-  EXPECT_EQ(shareableHeader(base).ownerBase, reinterpret_cast<uintptr_t>(p) - range.offset);
-  EXPECT_EQ(std::memcmp(base + range.offset, p, 3 * 4096), 0);
+  const int file = takeOwnFile(range.fd);
+  ASSERT_GE(file, 0);
+  PeerMapping m;
+  ASSERT_TRUE(mapPeerShareable(file, range.regionId, &m).isOk());
+  const size_t page = pageBytes();
+  EXPECT_EQ(m.bytes, 3 * 4096 + page);
+  EXPECT_EQ(m.ownerBase, reinterpret_cast<uintptr_t>(p) - page);
+  EXPECT_NE(m.base + page, static_cast<const char*>(p)) << "a mapping of its own";
+  EXPECT_EQ(std::memcmp(m.base + page, p, 3 * 4096), 0);
   static_cast<char*>(p)[5000] = 7;
-  EXPECT_EQ(base[range.offset + 5000], 7) << "the same pages";
-  EXPECT_EQ(shareableHeader(base).freed.load(), 0u);
+  EXPECT_EQ(m.base[page + 5000], 7) << "the same pages";
+  EXPECT_FALSE(peerShareableFreed(file, range.regionId));
+  struct stat before {
+  }, after{};
+  ASSERT_EQ(fstat(file, &before), 0);
   EXPECT_TRUE(freeShareable(p).isOk());
-  EXPECT_EQ(shareableHeader(base).freed.load(), 1u) << "the reader learns of the free";
-  EXPECT_EQ(base[range.offset + 5000], 7) << "and its pages live while it maps them";
-  munmap(const_cast<char*>(base), range.mapBytes);
-  close(pidfd);
+  EXPECT_TRUE(peerShareableFreed(file, range.regionId)) << "the reader learns of the free";
+  ASSERT_EQ(fstat(file, &after), 0);  // st_blocks: 512-byte units, of every region in the file
+  EXPECT_EQ(before.st_blocks - after.st_blocks, static_cast<blkcnt_t>((3 * 4096 + page) / 512))
+      << "the memory went back at the free, though a peer maps it";
+  EXPECT_EQ(m.base[page + 5000], 0) << "it reads zeros now";
+  munmap(const_cast<char*>(m.base), m.bytes);
+  PeerMapping again;
+  EXPECT_EQ(mapPeerShareable(file, range.regionId, &again).code(), Code::kInvalidArgument) << "freed";
+  close(file);
 }
 
 TEST(ShareableMemory, ThisKernelLetsPeersMapIt) {
@@ -85,34 +124,34 @@ TEST(ShareableMemory, ThisKernelLetsPeersMapIt) {
   EXPECT_TRUE(st.isOk()) << st.message();
 }
 
-TEST(ShareableMemory, AnnouncementsThatAreNotTheRegionAreRefused) {
+TEST(ShareableMemory, AnnouncementsThatAreNotARegionAreRefused) {
   void* p = nullptr;
-  void* q = nullptr;
   ASSERT_TRUE(allocateShareable(4096, &p).isOk());
-  ASSERT_TRUE(allocateShareable(8192, &q).isOk());
   const ShareableRange good = findShareable(p, 4096);
   const int pidfd = openOwnPidfd();
   ASSERT_GE(pidfd, 0);
-  const char* base = nullptr;
-  size_t bytes = 0;
-  EXPECT_EQ(mapPeerShareable(pidfd, good.regionId + 1000, good.fd, &base, &bytes).code(),
-            Code::kInvalidArgument)
-      << "another id";
-  EXPECT_EQ(mapPeerShareable(pidfd, good.regionId, findShareable(q, 1).fd, &base, &bytes).code(),
-            Code::kInvalidArgument)
-      << "another region's descriptor";
-  EXPECT_EQ(mapPeerShareable(pidfd, good.regionId, pidfd, &base, &bytes).code(), Code::kInvalidArgument)
+  int file = -1;
+  EXPECT_EQ(takePeerShareableFile(pidfd, pidfd, &file).code(), Code::kInvalidArgument)
       << "a descriptor that is no file";
-  EXPECT_EQ(mapPeerShareable(pidfd, good.regionId, 100000, &base, &bytes).code(), Code::kSystemError)
-      << "no such descriptor";
-  EXPECT_EQ(mapPeerShareable(pidfd, 0, good.fd, &base, &bytes).code(), Code::kInvalidArgument) << "id 0";
-  EXPECT_EQ(base, nullptr);
+  EXPECT_EQ(takePeerShareableFile(pidfd, 100000, &file).code(), Code::kSystemError) << "no such descriptor";
+  EXPECT_EQ(takePeerShareableFile(pidfd, -1, &file).code(), Code::kInvalidArgument);
+  EXPECT_EQ(file, -1);
+  ASSERT_TRUE(takePeerShareableFile(pidfd, good.fd, &file).isOk());
+  PeerMapping m;
+  EXPECT_EQ(mapPeerShareable(file, good.regionId + 1, &m).code(), Code::kInvalidArgument)
+      << "inside a region";
+  EXPECT_EQ(mapPeerShareable(file, good.regionId + 100000, &m).code(), Code::kInvalidArgument)
+      << "past the file";
+  EXPECT_EQ(mapPeerShareable(file, 0, &m).code(), Code::kInvalidArgument) << "id 0";
+  EXPECT_EQ(mapPeerShareable(file, UINT64_MAX, &m).code(), Code::kInvalidArgument)
+      << "an id past all offsets";
+  EXPECT_EQ(m.base, nullptr);
   EXPECT_TRUE(freeShareable(p).isOk());
-  EXPECT_TRUE(freeShareable(q).isOk());
+  close(file);
   close(pidfd);
 }
 
-// PeerRegions (core/peer_regions.h) maps a region once, lets go of it once
+// PeerRegions (base/peer_regions.h) maps a region once, lets go of it once
 // freed, reads nothing of a region that is not the one announced (and still
 // maps the next good one), and gives up on a peer it cannot open.
 TEST(PeerRegions, MapsOnceReleasesFreedRegionsAndGivesUpOnAPeerItCannotOpen) {
@@ -136,11 +175,12 @@ TEST(PeerRegions, MapsOnceReleasesFreedRegionsAndGivesUpOnAPeerItCannotOpen) {
   EXPECT_EQ(regions.find(me, rp.regionId, rp.fd, at(p, 0) - 8, 8), nullptr) << "its header";
   EXPECT_EQ(regions.find(me, rp.regionId, rp.fd, at(p, 0) + (uint64_t{1} << 40), 1), nullptr) << "elsewhere";
   const ShareableRange rq = findShareable(q, 1);
-  EXPECT_EQ(regions.find(me, rq.regionId + 77, rq.fd, at(q, 0), 1), nullptr) << "not the region announced";
+  EXPECT_EQ(regions.find(me, rq.regionId + 1, rq.fd, at(q, 0), 1), nullptr) << "not the region announced";
   EXPECT_TRUE(freeShareable(p).isOk());
   ASSERT_NE(regions.find(me, rq.regionId, rq.fd, at(q, 0), 8192), nullptr)
       << "a bad announcement ends nothing";
   EXPECT_EQ(regions.mapped(), 1u) << "the freed region let go";
+  EXPECT_EQ(regions.files(), 1u) << "one file for both regions";
   EXPECT_EQ(regions.find(me, 0, rq.fd, at(q, 0), 1), nullptr) << "not shareable";
   EXPECT_TRUE(freeShareable(q).isOk());
 
@@ -153,6 +193,7 @@ TEST(PeerRegions, MapsOnceReleasesFreedRegionsAndGivesUpOnAPeerItCannotOpen) {
   EXPECT_EQ(regions.find(child, rr.regionId, rr.fd, at(r, 0), 1), nullptr);
   EXPECT_EQ(regions.find(child, rr.regionId, rr.fd, at(r, 0), 1), nullptr) << "given up, not retried";
   EXPECT_NE(regions.find(me, rr.regionId, rr.fd, at(r, 0), 1), nullptr) << "other peers go on";
+  EXPECT_EQ(regions.files(), 1u);
   EXPECT_TRUE(freeShareable(r).isOk());
 }
 
