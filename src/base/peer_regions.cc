@@ -23,6 +23,11 @@ size_t PeerRegions::mapped() const {
   return maps_.size();
 }
 
+size_t PeerRegions::made() const {
+  std::lock_guard lock(mu_);
+  return made_;
+}
+
 size_t PeerRegions::files() const {
   std::lock_guard lock(mu_);
   size_t held = 0;
@@ -91,6 +96,7 @@ const char* PeerRegions::find(pid_t pid, uint64_t regionId, int32_t fd, uint64_t
     return nullptr;
   }
   maps_.push_back({&file, regionId, view});
+  ++made_;
   BRAID_INFO("%s: reading process %d's braidMemAlloc region %llu (%zu bytes) with plain loads", user_.c_str(),
              static_cast<int>(pid), static_cast<unsigned long long>(regionId), view.bytes);
   return locate(maps_.back(), address, bytes);

@@ -52,6 +52,7 @@ class PeerRegions {
 
   size_t mapped() const;  // mappings held now (for tests)
   size_t files() const;   // peers' shareable files held now (for tests)
+  size_t made() const;    // mappings made so far (for tests)
 
  private:
   // A peer's shareable file: its descriptor there and here. (A process
@@ -74,6 +75,7 @@ class PeerRegions {
   mutable std::mutex mu_;
   std::deque<PeerFile> files_;
   std::vector<Mapping> maps_;
+  size_t made_ = 0;
 };
 
 }  // namespace braid

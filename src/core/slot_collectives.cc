@@ -603,6 +603,167 @@ Status runChunkedReduceAtRoot(const HostSlots& slots, uint32_t* opNumber, const 
   return Status::ok();
 }
 
+// What a pulled call reads of rank p's input (at `from` past the address p
+// published) into this rank's output (at `to`), from byte `skip` of the
+// part on; bytes 0: nothing.
+struct PullPart {
+  size_t from = 0, to = 0, bytes = 0;
+};
+PullPart pullPart(const SlotCall& call, int me, int p, size_t block, size_t skip) {
+  PullPart part;
+  switch (call.collective) {
+    case Collective::kAllToAll:  // p's block `me`
+      part = {me * block, p * block, block};
+      break;
+    case Collective::kAllGather:  // p's block
+      part = {0, p * block, block};
+      break;
+    case Collective::kBroadcast:  // the root's vector, for the others
+      if (p == call.root && me != call.root) part = {0, 0, block};
+      break;
+    default:
+      break;
+  }
+  if (part.bytes <= skip) return {};
+  return {part.from + skip, part.to + skip, part.bytes - skip};
+}
+
+// This rank's own part, from byte `skip` on: input to output directly
+// (nothing in place).
+void copyOwnPart(const SlotCall& call, int me, size_t block, size_t skip) {
+  if (skip >= block) return;
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  const size_t rest = block - skip;
+  switch (call.collective) {
+    case Collective::kAllToAll:
+      copyOut(call, out + me * block + skip, in + me * block + skip, rest);
+      break;
+    case Collective::kAllGather:
+      if (in != out + me * block) copyOut(call, out + me * block + skip, in + skip, rest);
+      break;
+    case Collective::kBroadcast:
+      if (me == call.root && in != out) copyOut(call, out + skip, in + skip, rest);
+      break;
+    default:
+      break;
+  }
+}
+
+// What a rank publishes of its input for a read straight from it: the
+// address, for process_vm_readv, and the shareable region holding it when it
+// came from braidMemAlloc, for a reader that maps it (base/peer_regions.h).
+struct PulledInput {
+  uint64_t address = 0;
+  uint64_t regionId = 0;  // 0: not braidMemAlloc memory
+  int32_t regionFd = -1;  // the owner's shareable file
+};
+static_assert(sizeof(PulledInput) <= HostSlots::kLineBytes, "fits a control line");
+
+size_t pulledInputBytes(const SlotCall& call, int n) {
+  const size_t block = call.count * dataTypeSize(call.dtype);
+  return call.collective == Collective::kAllToAll ? block * static_cast<size_t>(n) : block;
+}
+
+PulledInput describeInput(const SlotCall& call, int n) {
+  const ShareableRange region = findShareable(call.input, pulledInputBytes(call, n));
+  return {reinterpret_cast<uintptr_t>(call.input), region.regionId, region.fd};
+}
+
+// Where this process maps `part` of rank p's input, or null (then it reads it
+// with process_vm_readv).
+const char* mappedInput(const HostSlots& slots, int p, const PulledInput& theirs, const PullPart& part) {
+  PeerRegions* regions = slots.peerRegions();
+  if (regions == nullptr || theirs.regionId == 0) return nullptr;
+  return regions->find(slots.pidOf(p), theirs.regionId, theirs.regionFd, theirs.address + part.from,
+                       part.bytes);
+}
+
+// Reads what this rank needs of the inputs the others described in op
+// `where` (`inLine`: in its control line, else in its slot) straight into
+// its output, from byte `skip` of every part on, then says so in one op
+// more, so that no rank returns and reuses its input while a peer still
+// reads it: all ranks wait for all, but for a broadcast, whose root alone
+// waits.
+Status pullRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, Waiter& waiter,
+                uint32_t where, bool inLine, size_t skip, ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const size_t block = call.count * dataTypeSize(call.dtype);
+  char* out = static_cast<char*>(call.output);
+  copyOwnPart(call, me, block, skip);
+  Status pulled;
+  for (int k = 1; k < n && pulled.isOk(); ++k) {
+    const int p = (me + k) % n;  // each rank reads a different peer at a time
+    const PullPart part = pullPart(call, me, p, block, skip);
+    if (part.bytes == 0) continue;
+    PulledInput theirs;
+    std::memcpy(&theirs, inLine ? slots.data(p, where, Lane::kLine) : slots.slot(p, where), sizeof(theirs));
+    if (const char* mapped = mappedInput(slots, p, theirs, part)) {
+      copyOut(call, out + part.to, mapped, part.bytes);
+      continue;
+    }
+    const int err = readProcessMemory(
+        slots.pidOf(p), reinterpret_cast<const void*>(theirs.address + part.from), out + part.to, part.bytes);
+    if (err == 0) continue;
+    ctx.suspect = p;
+    pulled = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(p) + " exited")
+                          : systemError(ctx.opName() + ": reading " + std::to_string(part.bytes) +
+                                            " bytes of rank " + std::to_string(p) + "'s input",
+                                        err);
+  }
+  const int who = call.collective == Collective::kBroadcast && me != call.root ? kNobody : kEveryone;
+  const uint32_t done = ++*opNumber;
+  if (!pulled.isOk()) {
+    // The peers wait for this op: fail it for them at once rather than at
+    // their deadline (everyone published `where`, so the slot is free). Then
+    // wait for them all the same: they may still read this rank's input,
+    // which the caller may reuse once this returns.
+    slots.setMySignature(done, HostSlots::kFailedSignature);
+    slots.publish(done);
+    (void)waiter.wait(who, done, "to finish reading the inputs");
+    return pulled;
+  }
+  return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, who, "to finish reading the inputs", ctx);
+}
+
+// Chunked all-gathers, all-to-alls and broadcasts: op 1 also says, in each
+// publishing rank's control line, where its input is. When every input the
+// call reads (the root's alone for a broadcast) came from braidMemAlloc,
+// the ranks read the rest of it straight from those inputs through mappings
+// (pullRest), as a pulled call does, instead of through the slots: no copy
+// in, and one op more instead of one a slot. Every rank reads the same
+// lines, so all take the same turn. Plain buffers pay nothing: the line is
+// the one a reader takes anyway to see the op published.
+bool announcesInput(const HostSlots& slots, const SlotCall& call) {
+  if (slots.peerRegions() == nullptr) return false;  // pulls off (and so mappings)
+  const bool reads = call.collective == Collective::kAllGather || call.collective == Collective::kAllToAll ||
+                     call.collective == Collective::kBroadcast;
+  return reads && (call.collective != Collective::kBroadcast || slots.rank() == call.root);
+}
+
+// Writes where this rank's input is into its control line of op `op`, once
+// every rank is past that op's slot's last use (the wait exchange makes
+// before it writes the slot).
+Status announceInput(const HostSlots& slots, Waiter& waiter, uint32_t op, const SlotCall& call) {
+  BRAID_RETURN_IF_ERROR(
+      waiter.wait(kEveryone, HostSlots::reusableAfter(op, Lane::kSlot), "to finish its previous op"));
+  const PulledInput mine = describeInput(call, slots.nranks());
+  std::memcpy(slots.myData(op, Lane::kLine), &mine, sizeof(mine));
+  return Status::ok();
+}
+
+// Whether every input `call` reads was announced in op `op` as braidMemAlloc
+// memory (read only where announcesInput holds).
+bool inputsMapped(const HostSlots& slots, uint32_t op, const SlotCall& call) {
+  for (int r = 0; r < slots.nranks(); ++r) {
+    if (call.collective == Collective::kBroadcast && r != call.root) continue;
+    PulledInput theirs;
+    std::memcpy(&theirs, slots.data(r, op, Lane::kLine), sizeof(theirs));
+    if (theirs.regionId == 0) return false;
+  }
+  return true;
+}
+
 // One op per slot of the block: the rank publishes its next piece, then
 // copies everyone's out, its own from its input (in cache: just read).
 Status runChunkedAllGather(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
@@ -613,15 +774,19 @@ Status runChunkedAllGather(const HostSlots& slots, uint32_t* opNumber, const Slo
   const char* in = static_cast<const char*>(call.input);
   char* out = static_cast<char*>(call.output);
   const bool inPlace = in == out + me * block;
+  const bool announces = announcesInput(slots, call);
   Waiter waiter(slots, call, ctx);
   for (size_t off = 0; off < block; off += piece) {
     const size_t len = std::min(piece, block - off);
     const uint32_t op = ++*opNumber;
+    if (off == 0 && announces) BRAID_RETURN_IF_ERROR(announceInput(slots, waiter, op, call));
     BRAID_RETURN_IF_ERROR(
         exchange(slots, waiter, op, Lane::kSlot, in + off, len, kEveryone, "to publish its input", ctx));
     for (int r = 0; r < n; ++r)
       if (r != me) copyOut(call, out + r * block + off, slots.slot(r, op), len);
     if (!inPlace) copyOut(call, out + me * block + off, in + off, len);
+    if (off == 0 && announces && len < block && inputsMapped(slots, op, call))
+      return pullRest(slots, opNumber, call, waiter, op, true, len, ctx);
   }
   return Status::ok();
 }
@@ -637,16 +802,20 @@ Status runChunkedBroadcast(const HostSlots& slots, uint32_t* opNumber, const Slo
   const size_t piece = pieceBytes(slots.slotBytes());
   const char* in = static_cast<const char*>(call.input);
   char* out = static_cast<char*>(call.output);
+  const bool announces = announcesInput(slots, call), mayMap = slots.peerRegions() != nullptr;
   Waiter waiter(slots, call, ctx);
   for (size_t off = 0; off < bytes; off += piece) {
     const size_t len = std::min(piece, bytes - off);
     const uint32_t op = ++*opNumber;
+    if (off == 0 && announces) BRAID_RETURN_IF_ERROR(announceInput(slots, waiter, op, call));
     BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, Lane::kSlot, root ? in + off : nullptr, root ? len : 0,
                                    sources(call, me), "to publish its input", ctx));
     if (!root)
       copyOut(call, out + off, slots.slot(call.root, op), len);
     else if (out != in)
       copyOut(call, out + off, in + off, len);
+    if (off == 0 && mayMap && len < bytes && inputsMapped(slots, op, call))
+      return pullRest(slots, opNumber, call, waiter, op, true, len, ctx);
   }
   return Status::ok();
 }
@@ -701,12 +870,14 @@ Status runChunkedAllToAll(const HostSlots& slots, uint32_t* opNumber, const Slot
   const size_t piece = allToAllPieceBytes(slots.slotBytes(), n);
   const char* in = static_cast<const char*>(call.input);
   char* out = static_cast<char*>(call.output);
+  const bool announces = announcesInput(slots, call);
   Waiter waiter(slots, call, ctx);
   for (size_t off = 0; off < block; off += piece) {
     const size_t len = std::min(piece, block - off);
     const uint32_t op = ++*opNumber;
     BRAID_RETURN_IF_ERROR(
         waiter.wait(kEveryone, HostSlots::reusableAfter(op, Lane::kSlot), "to finish its previous op"));
+    if (off == 0 && announces) BRAID_RETURN_IF_ERROR(announceInput(slots, waiter, op, call));
     char* slot = slots.mySlot(op);
     for (int p = 0; p < n; ++p)
       if (p != me) std::memcpy(slot + allToAllPieceAt(me, p, piece), in + p * block + off, len);
@@ -716,120 +887,25 @@ Status runChunkedAllToAll(const HostSlots& slots, uint32_t* opNumber, const Slot
       if (r != me)
         copyOut(call, out + r * block + off, slots.slot(r, op) + allToAllPieceAt(r, me, piece), len);
     copyOut(call, out + me * block + off, in + me * block + off, len);
+    if (off == 0 && announces && len < block && inputsMapped(slots, op, call))
+      return pullRest(slots, opNumber, call, waiter, op, true, len, ctx);
   }
   return Status::ok();
-}
-
-// What a pulled call reads of rank p's input (at `from` past the address p
-// published) into this rank's output (at `to`); bytes 0: nothing.
-struct PullPart {
-  size_t from = 0, to = 0, bytes = 0;
-};
-PullPart pullPart(const SlotCall& call, int me, int p, size_t block) {
-  switch (call.collective) {
-    case Collective::kAllToAll:  // p's block `me`
-      return {me * block, p * block, block};
-    case Collective::kAllGather:  // p's block
-      return {0, p * block, block};
-    default:
-      return {};
-  }
-}
-
-// This rank's own part: input to output directly (nothing in place).
-void copyOwnPart(const SlotCall& call, int me, size_t block) {
-  const char* in = static_cast<const char*>(call.input);
-  char* out = static_cast<char*>(call.output);
-  switch (call.collective) {
-    case Collective::kAllToAll:
-      copyOut(call, out + me * block, in + me * block, block);
-      break;
-    case Collective::kAllGather:
-      if (in != out + me * block) copyOut(call, out + me * block, in, block);
-      break;
-    default:
-      break;
-  }
-}
-
-// What a pulled call publishes of its input: the address, for
-// process_vm_readv, and the shareable region holding it when it came from
-// braidMemAlloc, for a reader that maps it (base/peer_regions.h).
-struct PulledInput {
-  uint64_t address = 0;
-  uint64_t regionId = 0;  // 0: not braidMemAlloc memory
-  int32_t regionFd = -1;  // the owner's shareable file
-};
-static_assert(sizeof(PulledInput) <= 64, "a slot holds at least a cache line");
-
-size_t pulledInputBytes(const SlotCall& call, int n) {
-  const size_t block = call.count * dataTypeSize(call.dtype);
-  return call.collective == Collective::kAllToAll ? block * static_cast<size_t>(n) : block;
-}
-
-PulledInput describeInput(const SlotCall& call, int n) {
-  const ShareableRange region = findShareable(call.input, pulledInputBytes(call, n));
-  return {reinterpret_cast<uintptr_t>(call.input), region.regionId, region.fd};
-}
-
-// Where this process maps `part` of rank p's input, or null (then it reads it
-// with process_vm_readv).
-const char* mappedInput(const HostSlots& slots, int p, const PulledInput& theirs, const PullPart& part) {
-  PeerRegions* regions = slots.peerRegions();
-  if (regions == nullptr || theirs.regionId == 0) return nullptr;
-  return regions->find(slots.pidOf(p), theirs.regionId, theirs.regionFd, theirs.address + part.from,
-                       part.bytes);
 }
 
 // Pulls what this rank needs of every peer's input straight into its output
 // (see slot_collectives.h): one op to publish where the inputs are, one to
 // say all reads are done.
 Status runPulled(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, ExecutionContext& ctx) {
-  const int n = slots.nranks(), me = slots.rank();
-  const size_t block = call.count * dataTypeSize(call.dtype);
-  char* out = static_cast<char*>(call.output);
   Waiter waiter(slots, call, ctx);
   const uint32_t where = ++*opNumber;
   BRAID_RETURN_IF_ERROR(
       waiter.wait(kEveryone, HostSlots::reusableAfter(where, Lane::kSlot), "to finish its previous op"));
-  const PulledInput mine = describeInput(call, n);
+  const PulledInput mine = describeInput(call, slots.nranks());
   std::memcpy(slots.mySlot(where), &mine, sizeof(mine));
   BRAID_RETURN_IF_ERROR(exchange(slots, waiter, where, Lane::kSlot, nullptr, 0, kEveryone,
                                  "to publish where its input is", ctx));
-  copyOwnPart(call, me, block);
-  Status pulled;
-  for (int k = 1; k < n && pulled.isOk(); ++k) {
-    const int p = (me + k) % n;  // each rank reads a different peer at a time
-    const PullPart part = pullPart(call, me, p, block);
-    if (part.bytes == 0) continue;
-    PulledInput theirs;
-    std::memcpy(&theirs, slots.slot(p, where), sizeof(theirs));
-    if (const char* mapped = mappedInput(slots, p, theirs, part)) {
-      copyOut(call, out + part.to, mapped, part.bytes);
-      continue;
-    }
-    const int err = readProcessMemory(
-        slots.pidOf(p), reinterpret_cast<const void*>(theirs.address + part.from), out + part.to, part.bytes);
-    if (err == 0) continue;
-    ctx.suspect = p;
-    pulled = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(p) + " exited")
-                          : systemError(ctx.opName() + ": reading " + std::to_string(part.bytes) +
-                                            " bytes of rank " + std::to_string(p) + "'s input",
-                                        err);
-  }
-  const uint32_t done = ++*opNumber;
-  if (!pulled.isOk()) {
-    // The peers wait for this op: fail it for them at once rather than at
-    // their deadline (everyone published `where`, so the slot is free). Then
-    // wait for them all the same: they may still read this rank's input,
-    // which the caller may reuse once this returns.
-    slots.setMySignature(done, HostSlots::kFailedSignature);
-    slots.publish(done);
-    (void)waiter.wait(kEveryone, done, "to finish reading the inputs");
-    return pulled;
-  }
-  return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, kEveryone, "to finish reading the inputs",
-                  ctx);
+  return pullRest(slots, opNumber, call, waiter, where, false, 0, ctx);
 }
 
 }  // namespace

@@ -394,6 +394,71 @@ TEST(SlotCollectives, PulledInputsInShareableMemoryAreReadThroughMappings) {
   }
 }
 
+// Chunked all-gathers, all-to-alls and broadcasts whose every read input
+// (the root's, for a broadcast) is braidMemAlloc memory read all but their
+// first piece straight from the inputs through mappings: every rank maps the
+// inputs it reads. With one rank's input plain, they run in chunks (a
+// broadcast only when that is the root's). Either way the outputs are exact.
+// (kMapsOnly turns pulls on but pulls no call: its outputs are too large.)
+TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableInputsThroughMappings) {
+  constexpr HostSlots::PullWindow kMapsOnly{1024, 4096};
+  for (int n : {2, 3, 5}) {
+    std::vector<Case> cases;
+    for (const Case& c : everyCase(n)) {
+      const bool reads = c.collective == Collective::kAllGather || c.collective == Collective::kAllToAll ||
+                         c.collective == Collective::kBroadcast;
+      if (reads && pathOf(c, n, kMapsOnly) == SlotPath::kChunked) cases.push_back(c);
+    }
+    ASSERT_GE(cases.size(), static_cast<size_t>(3 * kNumDataTypes)) << n << " ranks";
+    for (int plainRank : {-1, 0, n - 1}) {
+      SlotGroup group(n, 20000, false, kMapsOnly);
+      std::vector<std::vector<std::vector<char>>> inputs(cases.size());
+      std::mt19937 rng(7 + n);
+      for (size_t i = 0; i < cases.size(); ++i)
+        for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
+      std::vector<std::string> failures(n);
+      group.parallel([&](int r) {
+        for (size_t i = 0; i < cases.size() && failures[r].empty(); ++i) {
+          const Case& c = cases[i];
+          const std::string which = "case " + std::to_string(i) + " (" + algo::collectiveName(c.collective) +
+                                    ", root " + std::to_string(c.root) + ", plain rank " +
+                                    std::to_string(plainRank) + ")";
+          void* shared = nullptr;
+          std::vector<char> plain;
+          const void* in = nullptr;
+          if (r == plainRank || inputs[i][r].empty()) {
+            plain = inputs[i][r];
+            in = plain.data();
+          } else {
+            ASSERT_TRUE(allocateShareable(inputs[i][r].size(), &shared).isOk());
+            std::memcpy(shared, inputs[i][r].data(), inputs[i][r].size());
+            in = shared;
+          }
+          std::vector<char> out(outputBytes(c, n), 0x5a);
+          const size_t before = group.rank(r).slots->peerRegions()->made();
+          Status st = group.call(r, c, in, out.data());
+          const size_t made = group.rank(r).slots->peerRegions()->made() - before;
+          if (shared != nullptr) {
+            EXPECT_TRUE(freeShareable(shared).isOk());
+          }
+          // More than a piece (kSlotBytes) is read from a peer, past the first.
+          const bool direct =
+              c.collective == Collective::kBroadcast ? c.root != plainRank && r != c.root : plainRank < 0;
+          const size_t expected = !direct ? 0 : c.collective == Collective::kBroadcast ? 1 : n - 1;
+          if (!st.isOk())
+            failures[r] = which + ": " + st.message();
+          else if (out != reference(c, n, r, inputs[i]))
+            failures[r] = which + ": wrong output";
+          else if (c.count * dataTypeSize(c.dtype) > kSlotBytes && made != expected)
+            failures[r] =
+                which + ": mapped " + std::to_string(made) + " inputs, expected " + std::to_string(expected);
+        }
+      });
+      for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << n << " ranks, rank " << r;
+    }
+  }
+}
+
 // The same buffers called again are read through the mappings already made.
 TEST(SlotCollectives, AShareableInputIsMappedOnceForEveryCall) {
   const int n = 3;
