@@ -496,113 +496,6 @@ Status runWhole(const HostSlots& slots, uint32_t opNumber, const SlotCall& call,
 // len elements are rank p's to fold: sizes differ by at most one.
 size_t blockBegin(size_t len, int n, int p) { return len * static_cast<size_t>(p) / static_cast<size_t>(n); }
 
-// Also a reduce's of more than kRootFoldsAllRanks ranks: the same two ops a
-// chunk, but the root folds its block straight into its output, and only it
-// waits for the folded blocks and copies the others' out; the others publish
-// theirs and go on.
-Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
-                           ExecutionContext& ctx) {
-  const int n = slots.nranks(), me = slots.rank();
-  const bool reduceRoot = call.collective == Collective::kReduce && me == call.root;
-  const bool copiesOut = call.collective != Collective::kReduce || reduceRoot;
-  // A reduce's root folds its block into its output, unless that is its
-  // input (in place) and read after the fold's first write (rank 2 on).
-  const bool foldsIntoOutput = reduceRoot && (me < 2 || call.output != call.input || call.preMultiply);
-  const size_t es = dataTypeSize(call.dtype), perChunk = slots.slotBytes() / es;
-  const char* in = static_cast<const char*>(call.input);
-  char* out = static_cast<char*>(call.output);
-  Waiter waiter(slots, call, ctx);
-  for (size_t off = 0; off < call.count;) {
-    const size_t len = std::min(perChunk, call.count - off);
-    const size_t lo = blockBegin(len, n, me), hi = blockBegin(len, n, me + 1), count = hi - lo;
-    // Phase 1: every rank's chunk in its slot, but for the block the rank
-    // folds itself, which it reads from its input: one pass over 1/n of the
-    // data saved (a quarter of what a rank copies with 2 ranks).
-    const uint32_t gather = ++*opNumber;
-    BRAID_RETURN_IF_ERROR(
-        waiter.wait(kEveryone, HostSlots::reusableAfter(gather, Lane::kSlot), "to finish its previous op"));
-    char* slot = slots.mySlot(gather);
-    if (call.preMultiply) {  // the own block is read scaled too: from the slot
-      fillSlot(slot, in + off * es, len * es, call);
-    } else {
-      std::memcpy(slot, in + off * es, lo * es);
-      std::memcpy(slot + hi * es, in + (off + hi) * es, (len - hi) * es);
-    }
-    BRAID_RETURN_IF_ERROR(
-        exchange(slots, waiter, gather, Lane::kSlot, nullptr, 0, kEveryone, "to publish its input", ctx));
-
-    // Phase 2: this rank's block, folded over every rank's chunk in rank
-    // order, goes to the same place in its next slot (every rank is past that
-    // slot's last use: all published `gather`).
-    const uint32_t fold = ++*opNumber;
-    auto source = [&](int r) {
-      return r == me && !call.preMultiply ? in + (off + lo) * es : slots.slot(r, gather) + lo * es;
-    };
-    // (In place, rank 0 or 1 folds onto its input block as the first or
-    // second operand of the first fold: elementwise, each element is read
-    // before it is written.)
-    char* mine = foldsIntoOutput ? out + (off + lo) * es : slots.mySlot(fold) + lo * es;
-    foldInRankOrder(mine, source, n, count, call);
-    // A rank that copies nothing out waits for nobody: the next chunk's
-    // first op waits for every rank to publish this one, and the root reads
-    // the folded blocks before it publishes that, so none is overwritten
-    // unread.
-    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, fold, Lane::kSlot, nullptr, 0,
-                                   copiesOut ? kEveryone : kNobody, "to publish its reduced block", ctx));
-    for (int r = 0; copiesOut && r < n; ++r) {
-      if (foldsIntoOutput && r == me) continue;  // folded there
-      const size_t rlo = blockBegin(len, n, r), rhi = blockBegin(len, n, r + 1);
-      copyOut(call, out + (off + rlo) * es, slots.slot(r, fold) + rlo * es, (rhi - rlo) * es);
-    }
-    off += len;
-  }
-  return Status::ok();
-}
-
-// Up to this many ranks, a chunked reduce's root folds every chunk itself.
-// Splitting the fold (runChunkedAllReduce) makes the root copy its share of
-// every peer's block in and their folded blocks out: in copies of a chunk,
-// (n-1)/n + (n+1)/2n + (n-1)/n against (n+1)/2 for reading n inputs and
-// writing one, the same at 3 ranks (where folding it all moves less in all)
-// and less from 4.
-constexpr int kRootFoldsAllRanks = 3;
-
-// A reduce of up to kRootFoldsAllRanks ranks, one op a chunk: the others
-// publish their chunk, and the root folds it with its own input straight into
-// its output. The others copy the next chunk into their other slot while the
-// root folds this one.
-Status runChunkedReduceAtRoot(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
-                              ExecutionContext& ctx) {
-  const int n = slots.nranks(), me = slots.rank();
-  const bool root = me == call.root;
-  const size_t es = dataTypeSize(call.dtype), perChunk = slots.slotBytes() / es;
-  const char* in = static_cast<const char*>(call.input);
-  char* out = static_cast<char*>(call.output);
-  Waiter waiter(slots, call, ctx);
-  for (size_t off = 0; off < call.count;) {
-    const size_t len = std::min(perChunk, call.count - off);
-    const uint32_t op = ++*opNumber;
-    // The root's own chunk goes into its slot only pre-multiplied (it is read
-    // scaled, as the others' are), or in place from rank 2 on, where the
-    // fold's first write into the output would clobber it before it is read.
-    const bool publishes = !root || call.preMultiply || (me >= 2 && call.output == call.input);
-    // The others wait for nobody: the next chunk's op waits for every rank to
-    // publish this one, which the root does once it has folded this one.
-    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, Lane::kSlot, publishes ? in + off * es : nullptr,
-                                   publishes ? len * es : 0, root ? kEveryone : kNobody,
-                                   "to publish its input", ctx));
-    if (root) {
-      auto source = [&](int r) { return r == me && !publishes ? in + off * es : slots.slot(r, op); };
-      // In place, the output is rank 0's or 1's input, an operand of the
-      // first fold: elementwise, each element is read before it is written.
-      char* dst = out + off * es;
-      foldInRankOrder(dst, source, n, len, call);
-    }
-    off += len;
-  }
-  return Status::ok();
-}
-
 // What a pulled call reads of rank p's input (at `from` past the address p
 // published) into this rank's output (at `to`), from byte `skip` of the
 // part on; bytes 0: nothing.
@@ -662,7 +555,9 @@ static_assert(sizeof(PulledInput) <= HostSlots::kLineBytes, "fits a control line
 
 size_t pulledInputBytes(const SlotCall& call, int n) {
   const size_t block = call.count * dataTypeSize(call.dtype);
-  return call.collective == Collective::kAllToAll ? block * static_cast<size_t>(n) : block;
+  const bool nBlocks =
+      call.collective == Collective::kAllToAll || call.collective == Collective::kReduceScatter;
+  return nBlocks ? block * static_cast<size_t>(n) : block;
 }
 
 PulledInput describeInput(const SlotCall& call, int n) {
@@ -677,6 +572,123 @@ const char* mappedInput(const HostSlots& slots, int p, const PulledInput& theirs
   if (regions == nullptr || theirs.regionId == 0) return nullptr;
   return regions->find(slots.pidOf(p), theirs.regionId, theirs.regionFd, theirs.address + part.from,
                        part.bytes);
+}
+
+// Chunked all-gathers, all-to-alls, broadcasts, reduce-scatters and
+// all-reduces: op 1 also says, in each publishing rank's control line, where
+// its input is (and, for an all-reduce, its output). When every buffer the
+// call reads from the peers (the root's input alone for a broadcast) came
+// from braidMemAlloc, the ranks read the rest of the call straight from those
+// buffers through mappings, instead of through the slots: no copy in, and
+// two or three ops instead of one or two a slot. Every rank reads the same
+// lines, so all take the same turn. Plain buffers pay nothing: the line is
+// the one a reader takes anyway to see the op published.
+//
+// A PreMulSum runs in chunks whatever the memory: its inputs are read scaled,
+// by each rank's own scalar.
+bool announcesInput(const HostSlots& slots, const SlotCall& call) {
+  if (slots.peerRegions() == nullptr || call.preMultiply) return false;  // pulls off (and so mappings)
+  switch (call.collective) {
+    case Collective::kAllGather:
+    case Collective::kAllToAll:
+    case Collective::kReduceScatter:
+    case Collective::kAllReduce:
+      return true;
+    case Collective::kBroadcast:
+      return slots.rank() == call.root;
+    default:
+      return false;
+  }
+}
+
+// The buffers a rank announces: its input, then its output.
+struct Announced {
+  PulledInput input, output;
+};
+static_assert(sizeof(Announced) <= HostSlots::kLineBytes, "fits a control line");
+
+Announced announcedBy(const HostSlots& slots, int r, uint32_t op) {
+  Announced a;
+  std::memcpy(&a, slots.data(r, op, Lane::kLine), sizeof(a));
+  return a;
+}
+
+// Writes where this rank's buffers are into its control line of op `op`,
+// once every rank is past that op's slot's last use (the wait exchange
+// makes before it writes the slot).
+Status announceInput(const HostSlots& slots, Waiter& waiter, uint32_t op, const SlotCall& call) {
+  BRAID_RETURN_IF_ERROR(
+      waiter.wait(kEveryone, HostSlots::reusableAfter(op, Lane::kSlot), "to finish its previous op"));
+  Announced mine{describeInput(call, slots.nranks()), {}};
+  if (call.collective == Collective::kAllReduce) {
+    const size_t bytes = call.count * dataTypeSize(call.dtype);
+    const ShareableRange region = findShareable(call.output, bytes);
+    mine.output = {reinterpret_cast<uintptr_t>(call.output), region.regionId, region.fd};
+  }
+  std::memcpy(slots.myData(op, Lane::kLine), &mine, sizeof(mine));
+  return Status::ok();
+}
+
+// Whether every buffer `call` reads of the peers was announced in op `op` as
+// braidMemAlloc memory (read only where announcesInput holds, or, for a
+// broadcast, holds at its root).
+bool inputsMapped(const HostSlots& slots, uint32_t op, const SlotCall& call) {
+  for (int r = 0; r < slots.nranks(); ++r) {
+    if (call.collective == Collective::kBroadcast && r != call.root) continue;
+    const Announced theirs = announcedBy(slots, r, op);
+    if (theirs.input.regionId == 0) return false;
+    if (call.collective == Collective::kAllReduce && theirs.output.regionId == 0) return false;
+  }
+  return true;
+}
+
+// `bytes` of rank p's buffer `theirs` (of its announcement), at `from` past
+// its start: through a mapping, or read into *staging with
+// process_vm_readv (a peer this process may not map); null on failure, with
+// *st saying why.
+const char* peerBytes(const HostSlots& slots, int p, const PulledInput& theirs, size_t from, size_t bytes,
+                      std::vector<char>* staging, ExecutionContext& ctx, Status* st) {
+  if (const char* mapped = mappedInput(slots, p, theirs, PullPart{from, 0, bytes})) return mapped;
+  staging->resize(bytes);
+  const int err = readProcessMemory(slots.pidOf(p), reinterpret_cast<const void*>(theirs.address + from),
+                                    staging->data(), bytes);
+  if (err == 0) return staging->data();
+  ctx.suspect = p;
+  *st = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(p) + " exited")
+                     : systemError(ctx.opName() + ": reading " + std::to_string(bytes) + " bytes of rank " +
+                                       std::to_string(p) + "'s buffer",
+                                   err);
+  return nullptr;
+}
+
+// foldInRankOrder where dst may be any source (this rank's own, in place,
+// is source(me)): in pieces through a buffer when dst is a source past the
+// second, which the first fold would overwrite before it is read.
+template <typename Source>
+void foldInRankOrderAnywhere(char* dst, Source source, int n, int me, size_t count, const SlotCall& c) {
+  if (me < 2 || source(me) != dst) {
+    foldInRankOrder(dst, source, n, count, c);
+    return;
+  }
+  constexpr size_t kStageBytes = 64 * 1024;
+  alignas(64) static thread_local char stage[kStageBytes];
+  const size_t es = dataTypeSize(c.dtype), per = kStageBytes / es;
+  for (size_t at = 0; at < count; at += per) {
+    const size_t len = std::min(per, count - at);
+    foldInRankOrder(
+        stage, [&](int r) { return source(r) + at * es; }, n, len, c);
+    std::memcpy(dst + at * es, stage, len * es);
+  }
+}
+
+// Fails op `opNumber` for the peers at once (they wait for it) rather than at
+// their deadline, then waits for `who` all the same: they may still read
+// this rank's buffers, which the caller may reuse once this returns.
+Status failOp(const HostSlots& slots, Waiter& waiter, uint32_t opNumber, int who, Status why) {
+  slots.setMySignature(opNumber, HostSlots::kFailedSignature);
+  slots.publish(opNumber);
+  (void)waiter.wait(who, opNumber, "to finish reading the inputs");
+  return why;
 }
 
 // Reads what this rank needs of the inputs the others described in op
@@ -697,7 +709,10 @@ Status pullRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call
     const PullPart part = pullPart(call, me, p, block, skip);
     if (part.bytes == 0) continue;
     PulledInput theirs;
-    std::memcpy(&theirs, inLine ? slots.data(p, where, Lane::kLine) : slots.slot(p, where), sizeof(theirs));
+    if (inLine)
+      theirs = announcedBy(slots, p, where).input;
+    else
+      std::memcpy(&theirs, slots.slot(p, where), sizeof(theirs));
     if (const char* mapped = mappedInput(slots, p, theirs, part)) {
       copyOut(call, out + part.to, mapped, part.bytes);
       continue;
@@ -713,55 +728,197 @@ Status pullRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call
   }
   const int who = call.collective == Collective::kBroadcast && me != call.root ? kNobody : kEveryone;
   const uint32_t done = ++*opNumber;
-  if (!pulled.isOk()) {
-    // The peers wait for this op: fail it for them at once rather than at
-    // their deadline (everyone published `where`, so the slot is free). Then
-    // wait for them all the same: they may still read this rank's input,
-    // which the caller may reuse once this returns.
-    slots.setMySignature(done, HostSlots::kFailedSignature);
-    slots.publish(done);
-    (void)waiter.wait(who, done, "to finish reading the inputs");
-    return pulled;
-  }
+  if (!pulled.isOk()) return failOp(slots, waiter, done, who, pulled);
   return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, who, "to finish reading the inputs", ctx);
 }
 
-// Chunked all-gathers, all-to-alls and broadcasts: op 1 also says, in each
-// publishing rank's control line, where its input is. When every input the
-// call reads (the root's alone for a broadcast) came from braidMemAlloc,
-// the ranks read the rest of it straight from those inputs through mappings
-// (pullRest), as a pulled call does, instead of through the slots: no copy
-// in, and one op more instead of one a slot. Every rank reads the same
-// lines, so all take the same turn. Plain buffers pay nothing: the line is
-// the one a reader takes anyway to see the op published.
-bool announcesInput(const HostSlots& slots, const SlotCall& call) {
-  if (slots.peerRegions() == nullptr) return false;  // pulls off (and so mappings)
-  const bool reads = call.collective == Collective::kAllGather || call.collective == Collective::kAllToAll ||
-                     call.collective == Collective::kBroadcast;
-  return reads && (call.collective != Collective::kBroadcast || slots.rank() == call.root);
+// The rest of a reduce-scatter, from element `skip` of every block, folded
+// straight from the inputs announced in op `where`; then one op to say all
+// reads are done.
+Status reduceScatterRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, Waiter& waiter,
+                         uint32_t where, size_t skip, ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const size_t es = dataTypeSize(call.dtype), from = (me * call.count + skip) * es,
+               bytes = (call.count - skip) * es;
+  const char* in = static_cast<const char*>(call.input);
+  std::vector<const char*> sources(n);
+  std::vector<std::vector<char>> staging(n);
+  Status read;
+  for (int r = 0; r < n && read.isOk(); ++r)
+    sources[r] = r == me ? in + from
+                         : peerBytes(slots, r, announcedBy(slots, r, where).input, from, bytes, &staging[r],
+                                     ctx, &read);
+  const uint32_t done = ++*opNumber;
+  if (!read.isOk()) return failOp(slots, waiter, done, kEveryone, read);
+  foldInRankOrderAnywhere(
+      static_cast<char*>(call.output) + skip * es, [&](int r) { return sources[r]; }, n, me,
+      call.count - skip, call);
+  return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, kEveryone, "to finish reading the inputs",
+                  ctx);
 }
 
-// Writes where this rank's input is into its control line of op `op`, once
-// every rank is past that op's slot's last use (the wait exchange makes
-// before it writes the slot).
-Status announceInput(const HostSlots& slots, Waiter& waiter, uint32_t op, const SlotCall& call) {
-  BRAID_RETURN_IF_ERROR(
-      waiter.wait(kEveryone, HostSlots::reusableAfter(op, Lane::kSlot), "to finish its previous op"));
-  const PulledInput mine = describeInput(call, slots.nranks());
-  std::memcpy(slots.myData(op, Lane::kLine), &mine, sizeof(mine));
+// The rest of an all-reduce, from element `skip` on, split as a
+// reduce-scatter and an all-gather: this rank folds its block of the rest
+// straight from every rank's input into its output and says so in one op;
+// then copies every other rank's folded block from that rank's output, and
+// says so in one op more. In place, a rank writes only its own block of its
+// buffer while the others read theirs of it.
+Status allReduceRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, Waiter& waiter,
+                     uint32_t where, size_t skip, ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const size_t es = dataTypeSize(call.dtype), rest = call.count - skip;
+  const size_t lo = skip + blockBegin(rest, n, me), hi = skip + blockBegin(rest, n, me + 1);
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  std::vector<const char*> sources(n);
+  std::vector<std::vector<char>> staging(n);
+  Status read;
+  for (int r = 0; r < n && read.isOk(); ++r)
+    sources[r] = r == me ? in + lo * es
+                         : peerBytes(slots, r, announcedBy(slots, r, where).input, lo * es, (hi - lo) * es,
+                                     &staging[r], ctx, &read);
+  const uint32_t folded = ++*opNumber;
+  if (!read.isOk()) return failOp(slots, waiter, folded, kEveryone, read);
+  foldInRankOrderAnywhere(
+      out + lo * es, [&](int r) { return sources[r]; }, n, me, hi - lo, call);
+  BRAID_RETURN_IF_ERROR(exchange(slots, waiter, folded, Lane::kSlot, nullptr, 0, kEveryone,
+                                 "to publish its reduced block", ctx));
+  Status copied;
+  for (int k = 1; k < n && copied.isOk(); ++k) {
+    const int r = (me + k) % n;  // each rank reads a different peer at a time
+    const size_t rlo = skip + blockBegin(rest, n, r), rhi = skip + blockBegin(rest, n, r + 1);
+    const PulledInput theirs = announcedBy(slots, r, where).output;
+    const PullPart part{rlo * es, rlo * es, (rhi - rlo) * es};
+    if (part.bytes == 0) continue;
+    if (const char* mapped = mappedInput(slots, r, theirs, part)) {
+      copyOut(call, out + part.to, mapped, part.bytes);
+      continue;
+    }
+    const int err = readProcessMemory(
+        slots.pidOf(r), reinterpret_cast<const void*>(theirs.address + part.from), out + part.to, part.bytes);
+    if (err == 0) continue;
+    ctx.suspect = r;
+    copied = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(r) + " exited")
+                          : systemError(ctx.opName() + ": reading " + std::to_string(part.bytes) +
+                                            " bytes of rank " + std::to_string(r) + "'s output",
+                                        err);
+  }
+  const uint32_t done = ++*opNumber;
+  if (!copied.isOk()) return failOp(slots, waiter, done, kEveryone, copied);
+  return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, kEveryone, "to finish reading the outputs",
+                  ctx);
+}
+
+// Also a reduce's of more than kRootFoldsAllRanks ranks: the same two ops a
+// chunk, but the root folds its block straight into its output, and only it
+// waits for the folded blocks and copies the others' out; the others publish
+// theirs and go on.
+Status runChunkedAllReduce(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
+                           ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const bool reduceRoot = call.collective == Collective::kReduce && me == call.root;
+  const bool copiesOut = call.collective != Collective::kReduce || reduceRoot;
+  // A reduce's root folds its block into its output, unless that is its
+  // input (in place) and read after the fold's first write (rank 2 on).
+  const bool foldsIntoOutput = reduceRoot && (me < 2 || call.output != call.input || call.preMultiply);
+  const size_t es = dataTypeSize(call.dtype), perChunk = slots.slotBytes() / es;
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  const bool announces = announcesInput(slots, call);
+  Waiter waiter(slots, call, ctx);
+  for (size_t off = 0; off < call.count;) {
+    const size_t len = std::min(perChunk, call.count - off);
+    const size_t lo = blockBegin(len, n, me), hi = blockBegin(len, n, me + 1), count = hi - lo;
+    // Phase 1: every rank's chunk in its slot, but for the block the rank
+    // folds itself, which it reads from its input: one pass over 1/n of the
+    // data saved (a quarter of what a rank copies with 2 ranks).
+    const uint32_t gather = ++*opNumber;
+    const bool first = off == 0;
+    BRAID_RETURN_IF_ERROR(
+        waiter.wait(kEveryone, HostSlots::reusableAfter(gather, Lane::kSlot), "to finish its previous op"));
+    if (first && announces) BRAID_RETURN_IF_ERROR(announceInput(slots, waiter, gather, call));
+    char* slot = slots.mySlot(gather);
+    if (call.preMultiply) {  // the own block is read scaled too: from the slot
+      fillSlot(slot, in + off * es, len * es, call);
+    } else {
+      std::memcpy(slot, in + off * es, lo * es);
+      std::memcpy(slot + hi * es, in + (off + hi) * es, (len - hi) * es);
+    }
+    BRAID_RETURN_IF_ERROR(
+        exchange(slots, waiter, gather, Lane::kSlot, nullptr, 0, kEveryone, "to publish its input", ctx));
+
+    // Phase 2: this rank's block, folded over every rank's chunk in rank
+    // order, goes to the same place in its next slot (every rank is past that
+    // slot's last use: all published `gather`).
+    const uint32_t fold = ++*opNumber;
+    auto source = [&](int r) {
+      return r == me && !call.preMultiply ? in + (off + lo) * es : slots.slot(r, gather) + lo * es;
+    };
+    // (In place, rank 0 or 1 folds onto its input block as the first or
+    // second operand of the first fold: elementwise, each element is read
+    // before it is written.)
+    char* mine = foldsIntoOutput ? out + (off + lo) * es : slots.mySlot(fold) + lo * es;
+    foldInRankOrder(mine, source, n, count, call);
+    // A rank that copies nothing out waits for nobody: the next chunk's
+    // first op waits for every rank to publish this one, and the root reads
+    // the folded blocks before it publishes that, so none is overwritten
+    // unread.
+    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, fold, Lane::kSlot, nullptr, 0,
+                                   copiesOut ? kEveryone : kNobody, "to publish its reduced block", ctx));
+    for (int r = 0; copiesOut && r < n; ++r) {
+      if (foldsIntoOutput && r == me) continue;  // folded there
+      const size_t rlo = blockBegin(len, n, r), rhi = blockBegin(len, n, r + 1);
+      copyOut(call, out + (off + rlo) * es, slots.slot(r, fold) + rlo * es, (rhi - rlo) * es);
+    }
+    off += len;
+    if (first && announces && off < call.count && inputsMapped(slots, gather, call))
+      return allReduceRest(slots, opNumber, call, waiter, gather, off, ctx);
+  }
   return Status::ok();
 }
 
-// Whether every input `call` reads was announced in op `op` as braidMemAlloc
-// memory (read only where announcesInput holds).
-bool inputsMapped(const HostSlots& slots, uint32_t op, const SlotCall& call) {
-  for (int r = 0; r < slots.nranks(); ++r) {
-    if (call.collective == Collective::kBroadcast && r != call.root) continue;
-    PulledInput theirs;
-    std::memcpy(&theirs, slots.data(r, op, Lane::kLine), sizeof(theirs));
-    if (theirs.regionId == 0) return false;
+// Up to this many ranks, a chunked reduce's root folds every chunk itself.
+// Splitting the fold (runChunkedAllReduce) makes the root copy its share of
+// every peer's block in and their folded blocks out: in copies of a chunk,
+// (n-1)/n + (n+1)/2n + (n-1)/n against (n+1)/2 for reading n inputs and
+// writing one, the same at 3 ranks (where folding it all moves less in all)
+// and less from 4.
+constexpr int kRootFoldsAllRanks = 3;
+
+// A reduce of up to kRootFoldsAllRanks ranks, one op a chunk: the others
+// publish their chunk, and the root folds it with its own input straight into
+// its output. The others copy the next chunk into their other slot while the
+// root folds this one.
+Status runChunkedReduceAtRoot(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call,
+                              ExecutionContext& ctx) {
+  const int n = slots.nranks(), me = slots.rank();
+  const bool root = me == call.root;
+  const size_t es = dataTypeSize(call.dtype), perChunk = slots.slotBytes() / es;
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  Waiter waiter(slots, call, ctx);
+  for (size_t off = 0; off < call.count;) {
+    const size_t len = std::min(perChunk, call.count - off);
+    const uint32_t op = ++*opNumber;
+    // The root's own chunk goes into its slot only pre-multiplied (it is read
+    // scaled, as the others' are), or in place from rank 2 on, where the
+    // fold's first write into the output would clobber it before it is read.
+    const bool publishes = !root || call.preMultiply || (me >= 2 && call.output == call.input);
+    // The others wait for nobody: the next chunk's op waits for every rank to
+    // publish this one, which the root does once it has folded this one.
+    BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, Lane::kSlot, publishes ? in + off * es : nullptr,
+                                   publishes ? len * es : 0, root ? kEveryone : kNobody,
+                                   "to publish its input", ctx));
+    if (root) {
+      auto source = [&](int r) { return r == me && !publishes ? in + off * es : slots.slot(r, op); };
+      // In place, the output is rank 0's or 1's input, an operand of the
+      // first fold: elementwise, each element is read before it is written.
+      char* dst = out + off * es;
+      foldInRankOrder(dst, source, n, len, call);
+    }
+    off += len;
   }
-  return true;
+  return Status::ok();
 }
 
 // One op per slot of the block: the rank publishes its next piece, then
@@ -833,12 +990,14 @@ Status runChunkedReduceScatter(const HostSlots& slots, uint32_t* opNumber, const
   const char* in = static_cast<const char*>(call.input);
   char* out = static_cast<char*>(call.output);
   const bool ownFromSlot = call.preMultiply || in + me * block == out;
+  const bool announces = announcesInput(slots, call);
   Waiter waiter(slots, call, ctx);
   for (size_t off = 0; off < block; off += piece) {
     const size_t len = std::min(piece, block - off), count = len / es;
     const uint32_t op = ++*opNumber;
     BRAID_RETURN_IF_ERROR(
         waiter.wait(kEveryone, HostSlots::reusableAfter(op, Lane::kSlot), "to finish its previous op"));
+    if (off == 0 && announces) BRAID_RETURN_IF_ERROR(announceInput(slots, waiter, op, call));
     char* slot = slots.mySlot(op);
     for (int p = 0; p < n; ++p)
       if (p != me || ownFromSlot) fillSlot(slot + p * piece, in + p * block + off, len, call);
@@ -848,6 +1007,8 @@ Status runChunkedReduceScatter(const HostSlots& slots, uint32_t* opNumber, const
       return r == me && !ownFromSlot ? in + me * block + off : slots.slot(r, op) + me * piece;
     };
     foldInRankOrder(out + off, source, n, count, call);
+    if (off == 0 && announces && len < block && inputsMapped(slots, op, call))
+      return reduceScatterRest(slots, opNumber, call, waiter, op, count, ctx);
   }
   return Status::ok();
 }

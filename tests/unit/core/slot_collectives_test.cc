@@ -394,68 +394,108 @@ TEST(SlotCollectives, PulledInputsInShareableMemoryAreReadThroughMappings) {
   }
 }
 
-// Chunked all-gathers, all-to-alls and broadcasts whose every read input
-// (the root's, for a broadcast) is braidMemAlloc memory read all but their
-// first piece straight from the inputs through mappings: every rank maps the
-// inputs it reads. With one rank's input plain, they run in chunks (a
-// broadcast only when that is the root's). Either way the outputs are exact.
+// Whether a chunked call of `c` on n ranks moves more than its first op's
+// piece (slot_collectives.cc's chunk sizes on slots of kSlotBytes).
+bool movesMoreThanOnePiece(const Case& c, int n) {
+  const size_t es = dataTypeSize(c.dtype), block = c.count * es;
+  auto lines = [](size_t bytes) { return bytes / 64 * 64; };
+  switch (c.collective) {
+    case Collective::kAllReduce:
+      return c.count > kSlotBytes / es;
+    case Collective::kReduceScatter:
+      return block > lines(kSlotBytes / n);
+    case Collective::kAllToAll:
+      return block > lines(kSlotBytes / (n - 1));
+    default:
+      return block > lines(kSlotBytes);
+  }
+}
+
+// Chunked all-gathers, all-to-alls, broadcasts, reduce-scatters and
+// all-reduces whose every buffer read by peers (the root's input, for a
+// broadcast; inputs and outputs, for an all-reduce) is braidMemAlloc memory
+// read all but their first piece straight from those buffers through
+// mappings: every rank maps what it reads. With one rank's buffers plain,
+// they run in chunks (a broadcast only when that is the root's); so do
+// PreMulSums. Either way the outputs are exact, in place too (where rank 2
+// on folds onto an input block that a later fold still reads).
 // (kMapsOnly turns pulls on but pulls no call: its outputs are too large.)
-TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableInputsThroughMappings) {
+TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableBuffersThroughMappings) {
   constexpr HostSlots::PullWindow kMapsOnly{1024, 4096};
   for (int n : {2, 3, 5}) {
     std::vector<Case> cases;
     for (const Case& c : everyCase(n)) {
       const bool reads = c.collective == Collective::kAllGather || c.collective == Collective::kAllToAll ||
-                         c.collective == Collective::kBroadcast;
+                         c.collective == Collective::kBroadcast ||
+                         c.collective == Collective::kReduceScatter || c.collective == Collective::kAllReduce;
       if (reads && pathOf(c, n, kMapsOnly) == SlotPath::kChunked) cases.push_back(c);
     }
-    ASSERT_GE(cases.size(), static_cast<size_t>(3 * kNumDataTypes)) << n << " ranks";
-    for (int plainRank : {-1, 0, n - 1}) {
-      SlotGroup group(n, 20000, false, kMapsOnly);
-      std::vector<std::vector<std::vector<char>>> inputs(cases.size());
-      std::mt19937 rng(7 + n);
-      for (size_t i = 0; i < cases.size(); ++i)
-        for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
-      std::vector<std::string> failures(n);
-      group.parallel([&](int r) {
-        for (size_t i = 0; i < cases.size() && failures[r].empty(); ++i) {
-          const Case& c = cases[i];
-          const std::string which = "case " + std::to_string(i) + " (" + algo::collectiveName(c.collective) +
-                                    ", root " + std::to_string(c.root) + ", plain rank " +
-                                    std::to_string(plainRank) + ")";
-          void* shared = nullptr;
-          std::vector<char> plain;
-          const void* in = nullptr;
-          if (r == plainRank || inputs[i][r].empty()) {
-            plain = inputs[i][r];
-            in = plain.data();
-          } else {
-            ASSERT_TRUE(allocateShareable(inputs[i][r].size(), &shared).isOk());
-            std::memcpy(shared, inputs[i][r].data(), inputs[i][r].size());
-            in = shared;
+    ASSERT_GE(cases.size(), static_cast<size_t>(5 * kNumDataTypes)) << n << " ranks";
+    for (int plainRank : {-1, 0, n - 1})
+      for (bool inPlace : {false, true}) {
+        SlotGroup group(n, 20000, false, kMapsOnly);
+        std::vector<std::vector<std::vector<char>>> inputs(cases.size());
+        std::mt19937 rng(7 + n);
+        for (size_t i = 0; i < cases.size(); ++i)
+          for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
+        std::vector<std::string> failures(n);
+        group.parallel([&](int r) {
+          for (size_t i = 0; i < cases.size() && failures[r].empty(); ++i) {
+            const Case& c = cases[i];
+            const bool hasInPlace =
+                c.collective != Collective::kAllToAll && c.collective != Collective::kBroadcast;
+            if (inPlace && !hasInPlace) continue;
+            const std::string which =
+                "case " + std::to_string(i) + " (" + algo::collectiveName(c.collective) +
+                (c.preMultiply ? " premulsum" : "") + ", root " + std::to_string(c.root) + ", plain rank " +
+                std::to_string(plainRank) + (inPlace ? ", in place" : "") + ")";
+            // One buffer for input and output, as the in-place forms lay
+            // them out (an all-gather's input is block r of its output, a
+            // reduce-scatter's output block r of its input), or one after
+            // the other.
+            const size_t es = dataTypeSize(c.dtype), outBytes = outputBytes(c, n),
+                         inBytes = inputs[i][r].size(), myBlock = r * c.count * es;
+            size_t inAt = outBytes, outAt = 0;
+            if (inPlace && c.collective == Collective::kAllGather)
+              inAt = myBlock;
+            else if (inPlace && c.collective == Collective::kReduceScatter)
+              inAt = 0, outAt = myBlock;
+            else if (inPlace)
+              inAt = 0;
+            const size_t total = std::max(outAt + outBytes, inAt + inBytes) + 1;
+            void* shared = nullptr;
+            std::vector<char> plain;
+            char* buf = nullptr;
+            if (r == plainRank) {
+              plain.resize(total);
+              buf = plain.data();
+            } else {
+              ASSERT_TRUE(allocateShareable(total, &shared).isOk());
+              buf = static_cast<char*>(shared);
+            }
+            std::memset(buf + outAt, 0x5a, outBytes);
+            if (inBytes > 0) std::memcpy(buf + inAt, inputs[i][r].data(), inBytes);
+            const size_t before = group.rank(r).slots->peerRegions()->made();
+            Status st = group.call(r, c, buf + inAt, buf + outAt);
+            const size_t made = group.rank(r).slots->peerRegions()->made() - before;
+            const std::vector<char> out(buf + outAt, buf + outAt + outBytes);
+            if (shared != nullptr) {
+              EXPECT_TRUE(freeShareable(shared).isOk());
+            }
+            const bool direct = c.collective == Collective::kBroadcast ? c.root != plainRank && r != c.root
+                                                                       : plainRank < 0 && !c.preMultiply;
+            const size_t expected = !direct ? 0 : c.collective == Collective::kBroadcast ? 1 : n - 1;
+            if (!st.isOk())
+              failures[r] = which + ": " + st.message();
+            else if (out != reference(c, n, r, inputs[i]))
+              failures[r] = which + ": wrong output";
+            else if (movesMoreThanOnePiece(c, n) && made != expected)
+              failures[r] = which + ": mapped " + std::to_string(made) + " buffers, expected " +
+                            std::to_string(expected);
           }
-          std::vector<char> out(outputBytes(c, n), 0x5a);
-          const size_t before = group.rank(r).slots->peerRegions()->made();
-          Status st = group.call(r, c, in, out.data());
-          const size_t made = group.rank(r).slots->peerRegions()->made() - before;
-          if (shared != nullptr) {
-            EXPECT_TRUE(freeShareable(shared).isOk());
-          }
-          // More than a piece (kSlotBytes) is read from a peer, past the first.
-          const bool direct =
-              c.collective == Collective::kBroadcast ? c.root != plainRank && r != c.root : plainRank < 0;
-          const size_t expected = !direct ? 0 : c.collective == Collective::kBroadcast ? 1 : n - 1;
-          if (!st.isOk())
-            failures[r] = which + ": " + st.message();
-          else if (out != reference(c, n, r, inputs[i]))
-            failures[r] = which + ": wrong output";
-          else if (c.count * dataTypeSize(c.dtype) > kSlotBytes && made != expected)
-            failures[r] =
-                which + ": mapped " + std::to_string(made) + " inputs, expected " + std::to_string(expected);
-        }
-      });
-      for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << n << " ranks, rank " << r;
-    }
+        });
+        for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << n << " ranks, rank " << r;
+      }
   }
 }
 
