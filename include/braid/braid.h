@@ -213,16 +213,20 @@ BRAID_API braidResult_t braidCommRegister(const braidComm_t comm, void* buff, si
  * deregistered) is braidInvalidArgument. */
 BRAID_API braidResult_t braidCommDeregister(const braidComm_t comm, void* handle);
 /* Host memory that the other processes of this host may map: pages of one
- * memfd per process (one descriptor however many allocations). Where a rank reads a peer's buffer directly
- * (all-to-alls in the shared slots' pull window, 2-rank all-gathers, and
- * large shm messages its receiver pulls: send/recv, scatter, all-to-all-v;
- * README, "Launching") it maps a peer's braidMemAlloc memory once and reads
- * it with plain loads, where other memory is read with process_vm_readv,
- * which pins and maps every page at every call; as ncclMemAlloc serves
- * NCCL's zero-copy paths. Page aligned and zeroed; size must be positive.
- * Any rank may use it or not: results are the same.
- * braidMemFree returns the pages to the system at once, mapped by peers or
- * not. The mapping is shared: a child forked later writes the same pages. */
+ * memfd per process (one descriptor however many allocations). Where a rank
+ * reads a peer's buffer directly, it maps a peer's braidMemAlloc memory once
+ * and reads it with plain loads, where other memory is read with
+ * process_vm_readv, which pins and maps every page at every call; as
+ * ncclMemAlloc serves NCCL's zero-copy paths. That is: all-to-alls in the
+ * shared slots' pull window, 2-rank all-gathers, large shm messages its
+ * receiver pulls (send/recv, scatter, all-to-all-v), and all-reduces,
+ * reduce-scatters, all-gathers, all-to-alls and broadcasts on the shared
+ * slots past their first chunk when every rank's buffers come from here (for
+ * an all-reduce, inputs and outputs); README, "Launching".
+ * Page aligned and zeroed; size must be positive. Any rank may use it or
+ * not: results are the same. braidMemFree returns the pages to the system
+ * at once, mapped by peers or not. The mapping is shared: a child forked
+ * later writes the same pages. */
 BRAID_API braidResult_t braidMemAlloc(void** ptr, size_t size);
 /* Frees what braidMemAlloc returned; any other pointer (NULL included) is
  * braidInvalidArgument and changes nothing. */

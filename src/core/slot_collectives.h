@@ -72,6 +72,21 @@
 // less over the memory bus than the kernel's copy, which reads every output
 // line before writing it.
 //
+// Chunked all-gathers, all-to-alls, broadcasts, reduce-scatters and
+// all-reduces whose every buffer the peers read (inputs; an all-reduce's
+// outputs too; a broadcast's root's input alone) came from braidMemAlloc run
+// their first piece in the slots and the rest straight from those buffers,
+// through mappings (slot_collectives.cc, announcesInput): a reduce-scatter
+// folds its block from every input, an all-reduce does that into its output
+// and then copies the others' folded blocks from their outputs (NCCL's
+// "two-shot" on registered buffers), the others copy what they need. That
+// saves every copy into the slots and all but two or three waits. Each
+// rank's op 1 says where its buffers are in its control line, so all ranks
+// see the same and take the same turn; with plain buffers nothing changes.
+// On the 2-core VM, against the chunks: all-reduce 1.2-1.7x from 1 MiB,
+// reduce-scatter 1.4-4x, broadcast 1.5-2.4x, 4-rank all-to-all 1.4-1.9x
+// from 4 MiB.
+//
 // Outputs that outgrow the cache are written with streaming stores
 // (SlotCall::streamOutput), which save the read of every destination line a
 // plain copy makes: past that size every library is bound by the memory bus

@@ -82,10 +82,11 @@ TEST(MatrixBigRingOnly, ThreeRanks) {
 }
 
 // Buffers from braidMemAlloc, which the peers on the host read through
-// mappings of them (pulled slot calls, large shm messages): on every rank
-// of 3, and on rank 1 of 4 ranks only (its peers read it through a mapping,
-// it reads them with process_vm_readv), the small counts and one large
-// group of dtypes.
+// mappings of them (pulled slot calls, large shm messages, and chunked slot
+// calls past their first piece where every rank's buffers are such memory):
+// on every rank of 3, and on rank 1 of 4 ranks only (its peers read it
+// through a mapping, it reads them with process_vm_readv, and chunked calls
+// stay in chunks), the small counts and one large group of dtypes.
 class MatrixShareable : public ::testing::TestWithParam<std::tuple<int, uint64_t>> {};
 
 TEST_P(MatrixShareable, Inline) {
