@@ -4,6 +4,7 @@
 #include <braid/braid.h>
 
 #include <cstdio>
+#include <new>
 #include <string>
 
 #include "options.h"
@@ -23,9 +24,12 @@ int main(int argc, char** argv) {
   braidCommUserRank(comm, &rank);
   braidCommCount(comm, &nranks);
   std::string error;
-  {
+  try {
     Trainer trainer(options, comm, rank, nranks);
     error = trainer.run();
+  } catch (const std::bad_alloc&) {
+    error = std::string("no memory for the buffers (braidMemAlloc: ") + braidGetLastError(nullptr) +
+            "; --memory host takes the exchange buffers from the heap)";
   }
   if (!error.empty()) {
     std::fprintf(stderr, "braid-trainer rank %d: %s\n", rank, error.c_str());

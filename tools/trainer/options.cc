@@ -1,7 +1,6 @@
 #include "options.h"
 
 #include <CLI/CLI.hpp>
-#include <map>
 
 namespace braid::trainer {
 namespace {
@@ -75,11 +74,18 @@ int parseOptions(int argc, char** argv, TrainerOptions* o) {
   app.add_option("--checkpoint-every", o->checkpointEvery, "Steps between checkpoints (0: only at the end)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--resume", o->resume, "Start from the latest checkpoint in --checkpoint-dir");
+  std::string memory = "shareable";
+  app.add_option("--memory", memory,
+                 "Where the exchange buffers live: shareable (braidMemAlloc: the ranks on a host read each "
+                 "other's through mappings) or host (the heap)")
+      ->check(CLI::IsMember({"shareable", "host"}))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  o->shareableMemory = memory == "shareable";
   if (o->resume && o->checkpointDir.empty()) {
     std::fprintf(stderr, "braid-trainer: --resume needs --checkpoint-dir\n");
     return 2;

@@ -27,6 +27,9 @@ struct TrainerOptions {
   std::string checkpointDir;  // "" : none
   int64_t checkpointEvery = 0;
   bool resume = false;
+  // The exchange buffers from braidMemAlloc (peers on the host map them), or
+  // the heap.
+  bool shareableMemory = true;
 };
 
 // Parses argv; returns -1 to go on, else the exit status (help, bad flags).

@@ -32,7 +32,13 @@ Trainer::Trainer(const TrainerOptions& o, braidComm_t comm, int rank, int nranks
                 WireCodecs{o.forwardCodec, o.backwardCodec, o.lossScale}),
       mlp_(o.data.dense + o.data.tables * o.dim, o.hidden, o.seed),
       shard_(owners_.tablesOf[rank], o.data.rows, o.dim, o.seed),
-      inputs_(o.data.dense + o.data.tables * o.dim) {
+      inputs_(o.data.dense + o.data.tables * o.dim),
+      idxByOwner_(ExchangeAllocator<int32_t>(o.shareableMemory)),
+      idxBySample_(ExchangeAllocator<int32_t>(o.shareableMemory)),
+      embBySample_(ExchangeAllocator<float>(o.shareableMemory)),
+      embByOwner_(ExchangeAllocator<float>(o.shareableMemory)),
+      gradByOwner_(ExchangeAllocator<float>(o.shareableMemory)),
+      gradBySample_(ExchangeAllocator<float>(o.shareableMemory)) {
   const int B = o.batch, T = o.data.tables, P = o.data.pooling, E = o.dim;
   dense_.resize(static_cast<size_t>(B) * o.data.dense);
   labels_.resize(B);

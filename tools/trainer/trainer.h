@@ -12,6 +12,7 @@
 #include "dataset.h"
 #include "embedding_shard.h"
 #include "exchange.h"
+#include "exchange_memory.h"
 #include "mlp.h"
 #include "options.h"
 
@@ -45,8 +46,11 @@ class Trainer {
   void* gradsHandle_ = nullptr;  // braidCommRegister's, for mlp_.grads()
   int inputs_;
   // Per-step buffers (see exchange.h for the layouts).
-  std::vector<float> dense_, labels_, x_, dx_, embBySample_, embByOwner_, gradByOwner_, gradBySample_;
-  std::vector<int32_t> idx_, idxByOwner_, idxBySample_;
+  std::vector<float> dense_, labels_, x_, dx_;
+  std::vector<int32_t> idx_;
+  // What the exchanges move (exchange_memory.h).
+  ExchangeBuffer<int32_t> idxByOwner_, idxBySample_;
+  ExchangeBuffer<float> embBySample_, embByOwner_, gradByOwner_, gradBySample_;
 };
 
 }  // namespace braid::trainer

@@ -69,6 +69,22 @@ TEST(Trainer, ParallelTrainingMatchesOneRank) {
   }
 }
 
+// The exchange buffers from braidMemAlloc (the default) or the heap: the
+// same run bit for bit, and with braidMemAlloc the ranks read each other's
+// large blocks (128 KiB an owner here, past the shm transport's 32 KiB
+// single-copy threshold) through mappings, which braid logs at INFO.
+TEST(Trainer, ExchangeBuffersFromBraidMemAllocTrainTheSameModel) {
+  const std::string flags = "--tables 4 --rows 2000 --dim 64 --hidden 32 --steps 20 --batch 128";
+  TrainingRun heap = train(2, flags + " --memory host", "BRAID_DEBUG=INFO");
+  TrainingRun shared = train(2, flags, "BRAID_DEBUG=INFO");
+  ASSERT_EQ(heap.status, 0) << heap.output;
+  ASSERT_EQ(shared.status, 0) << shared.output;
+  ASSERT_FALSE(heap.lossText.empty()) << heap.output;
+  EXPECT_EQ(shared.lossText, heap.lossText);
+  EXPECT_NE(shared.output.find("braidMemAlloc region"), std::string::npos) << shared.output;
+  EXPECT_EQ(heap.output.find("braidMemAlloc region"), std::string::npos) << heap.output;
+}
+
 // Fewer tables than ranks: a rank owning none still takes part in every
 // exchange, with empty blocks.
 TEST(Trainer, RanksWithoutTablesTakePart) {
