@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "base/cpu.h"
 #include "base/cross_memory.h"
@@ -670,8 +671,14 @@ void foldInRankOrderAnywhere(char* dst, Source source, int n, int me, size_t cou
     foldInRankOrder(dst, source, n, count, c);
     return;
   }
+  // On the heap: a thread_local this size would not fit the static TLS
+  // block of a library that is dlopen'ed (PyTorch's backend loads braid so).
+  struct alignas(64) Line {
+    char bytes[64];
+  };
   constexpr size_t kStageBytes = 64 * 1024;
-  alignas(64) static thread_local char stage[kStageBytes];
+  std::vector<Line> lines(kStageBytes / sizeof(Line));
+  char* stage = lines.data()->bytes;
   const size_t es = dataTypeSize(c.dtype), per = kStageBytes / es;
   for (size_t at = 0; at < count; at += per) {
     const size_t len = std::min(per, count - at);
