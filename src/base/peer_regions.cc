@@ -1,6 +1,7 @@
 #include "base/peer_regions.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -56,8 +57,8 @@ const char* PeerRegions::locate(const Mapping& m, uint64_t address, size_t bytes
   return v.base + (address - v.ownerBase);
 }
 
-const PeerRegions::PeerFile& PeerRegions::fileOf(pid_t pid, int32_t theirs) {
-  for (const PeerFile& f : files_)
+PeerRegions::PeerFile& PeerRegions::fileOf(pid_t pid, int32_t theirs) {
+  for (PeerFile& f : files_)
     if (f.pid == pid && f.theirs == theirs) return f;
   // The pidfd is wanted only to take the file: the caller's call keeps the
   // pid from naming anybody else meanwhile.
@@ -79,17 +80,48 @@ const PeerRegions::PeerFile& PeerRegions::fileOf(pid_t pid, int32_t theirs) {
   return files_.back();
 }
 
+bool PeerRegions::retake(PeerFile* file) {
+  // The peer closed the file it had when its last region was freed, and
+  // made another since, maybe under the same descriptor number: take that.
+#ifdef SYS_pidfd_open
+  const long pidfd = syscall(SYS_pidfd_open, file->pid, 0);
+  if (pidfd < 0) return false;
+  int now = -1;
+  const Status st = takePeerShareableFile(static_cast<int>(pidfd), file->theirs, &now);
+  close(static_cast<int>(pidfd));
+  if (!st.isOk()) return false;
+  struct stat held {
+  }, taken{};
+  if (fstat(file->ours, &held) != 0 || fstat(now, &taken) != 0 ||
+      (held.st_dev == taken.st_dev && held.st_ino == taken.st_ino)) {
+    close(now);
+    return false;
+  }
+  // The old file's regions are all freed: its mappings go at the next
+  // releaseFreed, which reads their headers in the new file (holes there).
+  close(file->ours);
+  file->ours = now;
+  return true;
+#else
+  (void)file;
+  return false;
+#endif
+}
+
 const char* PeerRegions::find(pid_t pid, uint64_t regionId, int32_t fd, uint64_t address, size_t bytes) {
   if (regionId == 0 || fd < 0) return nullptr;
   std::lock_guard lock(mu_);
   for (const Mapping& m : maps_)
     if (m.file->pid == pid && m.file->theirs == fd && m.regionId == regionId)
       return locate(m, address, bytes);
-  const PeerFile& file = fileOf(pid, fd);
+  PeerFile& file = fileOf(pid, fd);
   if (file.ours < 0) return nullptr;
   releaseFreed();
   PeerMapping view;
-  if (Status st = mapPeerShareable(file.ours, regionId, &view); !st.isOk()) {
+  Status st = mapPeerShareable(file.ours, regionId, &view);
+  if (!st.isOk() && st.code() == Code::kInvalidArgument && retake(&file))
+    st = mapPeerShareable(file.ours, regionId, &view);
+  if (!st.isOk()) {
     // Not the region announced (or a mapping refused): this call only.
     BRAID_TRACE("%s: process %d's region %llu: %s", user_.c_str(), static_cast<int>(pid),
                 static_cast<unsigned long long>(regionId), st.message().c_str());

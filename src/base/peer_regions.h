@@ -69,7 +69,10 @@ class PeerRegions {
   };
   static const char* locate(const Mapping& m, uint64_t address, size_t bytes);
   void releaseFreed();
-  const PeerFile& fileOf(pid_t pid, int32_t theirs);
+  PeerFile& fileOf(pid_t pid, int32_t theirs);
+  // Takes the peer's shareable file again; true when it is another file than
+  // the one held (which it then replaces).
+  bool retake(PeerFile* file);
 
   const std::string user_;
   mutable std::mutex mu_;

@@ -31,8 +31,14 @@ struct Region {
 struct Registry {
   std::shared_mutex mu;
   std::map<uintptr_t, Region> byUserBegin;
-  int fd = -1;             // the shareable file, made at the first allocation
-  uint64_t fileBytes = 0;  // its size: every region ever allocated lies below it
+  // The shareable file: made at an allocation when there is none, closed
+  // when its last region is freed, so that a process holds no descriptor
+  // while it uses no shareable memory (a communicator's blocks included).
+  int fd = -1;
+  // Where the next region starts. It goes on across files: a region's id is
+  // never given out again in this process, so that a peer's mapping of a
+  // freed region never passes for a later one.
+  uint64_t nextOffset = 0;
 };
 
 Registry& registry() {
@@ -66,18 +72,18 @@ Status allocateShareable(size_t bytes, void** out) {
     if (fd < 0) return systemError("memfd_create", errno);
     r.fd = fd;
   }
-  const uint64_t offset = r.fileBytes;
+  const uint64_t offset = r.nextOffset;
   uint64_t end = 0;
   if (__builtin_add_overflow(offset, uint64_t{mapBytes}, &end) || end > uint64_t{INT64_MAX})
     return invalidArgument("the shareable file's offsets are used up");
-  // The file grows by every region and never shrinks (freed regions are
-  // holes, which cost nothing): a region's offset is never given out again.
+  // The file grows by every region and never shrinks (freed regions, and
+  // the offsets of the files before it, are holes, which cost nothing).
   if (ftruncate(r.fd, static_cast<off_t>(end)) != 0)
     return systemError("growing the shareable file to " + std::to_string(end) + " bytes", errno);
   void* base = mmap(nullptr, mapBytes, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, static_cast<off_t>(offset));
   if (base == MAP_FAILED)
     return systemError("mmap of " + std::to_string(mapBytes) + " shareable bytes", errno);
-  r.fileBytes = end;
+  r.nextOffset = end;
   const uint64_t id = regionIdAt(offset);
   new (base)
       ShareableRegionHeader{ShareableRegionHeader::kMagic,     id,       static_cast<uint64_t>(getpid()),
@@ -90,19 +96,17 @@ Status allocateShareable(size_t bytes, void** out) {
 
 Status freeShareable(void* p) {
   Registry& r = registry();
-  Region region;
-  {
-    std::unique_lock lock(r.mu);
-    auto it = r.byUserBegin.find(reinterpret_cast<uintptr_t>(p));
-    if (it == r.byUserBegin.end())
-      return invalidArgument("the pointer was not allocated by braidMemAlloc (or was freed)");
-    region = it->second;
-    r.byUserBegin.erase(it);
-  }
+  std::unique_lock lock(r.mu);
+  auto it = r.byUserBegin.find(reinterpret_cast<uintptr_t>(p));
+  if (it == r.byUserBegin.end())
+    return invalidArgument("the pointer was not allocated by braidMemAlloc (or was freed)");
+  const Region region = it->second;
+  r.byUserBegin.erase(it);
   reinterpret_cast<ShareableRegionHeader*>(region.base)->freed.store(1, std::memory_order_release);
   munmap(region.base, region.mapBytes);
-  // The pages go back now, whoever still maps them. (Failing that, they
-  // would live until the process ends: worth a line, not a failed free.)
+  // The pages go back now, whoever still maps them (or holds the file).
+  // Failing that, they would live until the file's last holder lets go:
+  // worth a line, not a failed free.
   uint64_t offset = 0;
   regionOffset(region.id, &offset);
   if (fallocate(r.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
@@ -110,9 +114,13 @@ Status freeShareable(void* p) {
     static std::once_flag warned;
     const int err = errno;
     std::call_once(warned, [&] {
-      BRAID_WARN("braidMemFree: the shareable file keeps freed memory until the process ends (fallocate: %s)",
+      BRAID_WARN("braidMemFree: freed shareable memory lives until its file is closed (fallocate: %s)",
                  std::strerror(err));
     });
+  }
+  if (r.byUserBegin.empty()) {
+    close(r.fd);
+    r.fd = -1;
   }
   return Status::ok();
 }

@@ -1,19 +1,19 @@
 // Shareable memory: the host memory braidMemAlloc hands out. All of a
-// process's allocations are pages of one memfd (its "shareable file"), mapped
-// shared, so that another process of the host that may read this one's memory
-// anyway (the kernel's ptrace check, as for process_vm_readv) can take the
-// file's descriptor once with pidfd_getfd, map a region of it and read it with
-// plain loads. On the 2-core VM a 1 MiB read that way took 50 us where
-// process_vm_readv took 138 (the kernel pins and maps every page of every
+// process's live allocations are pages of one memfd (its "shareable file",
+// closed when the last of them is freed), mapped shared, so that another process of the host that may read
+// this one's memory anyway (the kernel's ptrace check, as for process_vm_readv) can take the file's
+// descriptor once with pidfd_getfd, map a region of it and read it with plain loads. On the 2-core VM a 1 MiB
+// read that way took 50 us where process_vm_readv took 138 (the kernel pins and maps every page of every
 // call); the shared slots' pulls and the shm transport use it
 // (base/peer_regions.h).
 //
 // One file, not one per allocation: a process holds one descriptor however
 // many buffers it allocates (a framework's caching allocator would run out of
 // descriptors at the usual limit of 1024 otherwise), and a peer one per
-// process it reads. Regions take fresh offsets of the file, never reused (the
-// file is sparse: offsets cost nothing), so a region's id is its offset and a
-// stale mapping never shows another region's data. A free punches the region
+// process it reads. Regions take fresh offsets, never reused in the process,
+// not even by the file after a closed one (files are sparse: offsets cost
+// nothing), so a region's id is its offset and a stale mapping never shows
+// another region's data. A free punches the region
 // out of the file: its memory goes back at once, even while peers still map
 // it (they read zeros from then on, as the owner's bug deserves).
 //

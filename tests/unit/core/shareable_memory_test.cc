@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <vector>
 
@@ -85,6 +87,40 @@ TEST(ShareableMemory, AllocationsShareOneDescriptorAndNeverReuseAnId) {
   EXPECT_EQ(ids.count(findShareable(again, 64).regionId), 0u) << "a fresh id after the frees";
   EXPECT_EQ(ids.size(), ps.size());
   EXPECT_TRUE(freeShareable(again).isOk());
+}
+
+// Descriptors of this process that name a shareable file (its own, or a
+// peer's it took).
+int shareableFilesHeld() {
+  int held = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(entry.path(), ec);
+    held += !ec && target.string().find("braid-shareable") != std::string::npos;
+  }
+  return held;
+}
+
+// The file lives while a region does: a process that frees all of its
+// shareable memory (a destroyed communicator's blocks included) holds no
+// descriptor for it. Ids go on in the next file.
+TEST(ShareableMemory, TheFileClosesWithItsLastRegionAndIdsGoOnInTheNext) {
+  ASSERT_EQ(shareableFilesHeld(), 0) << "another test left shareable memory allocated";
+  void* p = nullptr;
+  void* q = nullptr;
+  ASSERT_TRUE(allocateShareable(4096, &p).isOk());
+  ASSERT_TRUE(allocateShareable(4096, &q).isOk());
+  EXPECT_EQ(shareableFilesHeld(), 1);
+  const uint64_t last = std::max(findShareable(p, 1).regionId, findShareable(q, 1).regionId);
+  EXPECT_TRUE(freeShareable(p).isOk());
+  EXPECT_EQ(shareableFilesHeld(), 1) << "q still lives";
+  EXPECT_TRUE(freeShareable(q).isOk());
+  EXPECT_EQ(shareableFilesHeld(), 0);
+  void* r = nullptr;
+  ASSERT_TRUE(allocateShareable(4096, &r).isOk());
+  EXPECT_EQ(shareableFilesHeld(), 1);
+  EXPECT_GT(findShareable(r, 1).regionId, last) << "no id again, in the next file either";
+  EXPECT_TRUE(freeShareable(r).isOk());
 }
 
 TEST(ShareableMemory, APeerMapsTheRegionSeesItsWritesAndLosesItsPagesAtTheFree) {
@@ -195,6 +231,30 @@ TEST(PeerRegions, MapsOnceReleasesFreedRegionsAndGivesUpOnAPeerItCannotOpen) {
   EXPECT_NE(regions.find(me, rr.regionId, rr.fd, at(r, 0), 1), nullptr) << "other peers go on";
   EXPECT_EQ(regions.files(), 1u);
   EXPECT_TRUE(freeShareable(r).isOk());
+}
+
+// A peer that freed all its memory and allocated again has another file
+// (maybe under the same descriptor number): the reader follows it there.
+TEST(PeerRegions, FollowsAPeerIntoItsNextFile) {
+  PeerRegions regions("test");
+  const pid_t me = getpid();
+  auto at = [](void* base) { return reinterpret_cast<uintptr_t>(base); };
+  void* p = nullptr;
+  ASSERT_TRUE(allocateShareable(4096, &p).isOk());
+  const ShareableRange rp = findShareable(p, 1);
+  ASSERT_NE(regions.find(me, rp.regionId, rp.fd, at(p), 4096), nullptr);
+  EXPECT_TRUE(freeShareable(p).isOk());  // its file closes
+  void* q = nullptr;
+  ASSERT_TRUE(allocateShareable(4096, &q).isOk());
+  static_cast<char*>(q)[7] = 99;
+  const ShareableRange rq = findShareable(q, 1);
+  const char* seen = regions.find(me, rq.regionId, rq.fd, at(q), 4096);
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(seen[7], 99);
+  EXPECT_EQ(regions.mapped(), 1u) << "the old file's mapping let go";
+  EXPECT_EQ(rq.fd, rp.fd) << "the lowest free number, as this test expects";
+  EXPECT_EQ(regions.files(), 1u) << "the same number's file taken again, in place of the old";
+  EXPECT_TRUE(freeShareable(q).isOk());
 }
 
 // The executor's blocks (core/executor.h) come from shareable memory once
