@@ -213,7 +213,8 @@ BRAID_API braidResult_t braidCommRegister(const braidComm_t comm, void* buff, si
  * deregistered) is braidInvalidArgument. */
 BRAID_API braidResult_t braidCommDeregister(const braidComm_t comm, void* handle);
 /* Host memory that the other processes of this host may map: pages of one
- * memfd per process (one descriptor however many allocations). Where a rank
+ * memfd per process (one descriptor however many allocations, closed when
+ * the last is freed). Where a rank
  * reads a peer's buffer directly, it maps a peer's braidMemAlloc memory once
  * and reads it with plain loads, where other memory is read with
  * process_vm_readv, which pins and maps every page at every call; as
