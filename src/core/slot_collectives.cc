@@ -643,6 +643,30 @@ bool inputsMapped(const HostSlots& slots, uint32_t op, const SlotCall& call) {
   return true;
 }
 
+// A failed process_vm_readv of `bytes` of rank p's `what` ("input"), with
+// p as the suspect.
+Status peerReadError(ExecutionContext& ctx, int p, size_t bytes, const char* what, int err) {
+  ctx.suspect = p;
+  if (err == ESRCH) return remoteError(ctx.opName() + ": rank " + std::to_string(p) + " exited");
+  return systemError(ctx.opName() + ": reading " + std::to_string(bytes) + " bytes of rank " +
+                         std::to_string(p) + "'s " + what,
+                     err);
+}
+
+// Copies `part` of rank p's buffer `theirs` (its `what`) into this rank's
+// output: through a mapping, else with process_vm_readv.
+Status copyFromPeer(const HostSlots& slots, const SlotCall& call, int p, const PulledInput& theirs,
+                    const PullPart& part, const char* what, ExecutionContext& ctx) {
+  char* out = static_cast<char*>(call.output);
+  if (const char* mapped = mappedInput(slots, p, theirs, part)) {
+    copyOut(call, out + part.to, mapped, part.bytes);
+    return Status::ok();
+  }
+  const int err = readProcessMemory(slots.pidOf(p), reinterpret_cast<const void*>(theirs.address + part.from),
+                                    out + part.to, part.bytes);
+  return err == 0 ? Status::ok() : peerReadError(ctx, p, part.bytes, what, err);
+}
+
 // `bytes` of rank p's buffer `theirs` (of its announcement), at `from` past
 // its start: through a mapping, or read into *staging with
 // process_vm_readv (a peer this process may not map); null on failure, with
@@ -654,11 +678,7 @@ const char* peerBytes(const HostSlots& slots, int p, const PulledInput& theirs, 
   const int err = readProcessMemory(slots.pidOf(p), reinterpret_cast<const void*>(theirs.address + from),
                                     staging->data(), bytes);
   if (err == 0) return staging->data();
-  ctx.suspect = p;
-  *st = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(p) + " exited")
-                     : systemError(ctx.opName() + ": reading " + std::to_string(bytes) + " bytes of rank " +
-                                       std::to_string(p) + "'s buffer",
-                                   err);
+  *st = peerReadError(ctx, p, bytes, "input", err);
   return nullptr;
 }
 
@@ -708,7 +728,6 @@ Status pullRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call
                 uint32_t where, bool inLine, size_t skip, ExecutionContext& ctx) {
   const int n = slots.nranks(), me = slots.rank();
   const size_t block = call.count * dataTypeSize(call.dtype);
-  char* out = static_cast<char*>(call.output);
   copyOwnPart(call, me, block, skip);
   Status pulled;
   for (int k = 1; k < n && pulled.isOk(); ++k) {
@@ -720,18 +739,7 @@ Status pullRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call
       theirs = announcedBy(slots, p, where).input;
     else
       std::memcpy(&theirs, slots.slot(p, where), sizeof(theirs));
-    if (const char* mapped = mappedInput(slots, p, theirs, part)) {
-      copyOut(call, out + part.to, mapped, part.bytes);
-      continue;
-    }
-    const int err = readProcessMemory(
-        slots.pidOf(p), reinterpret_cast<const void*>(theirs.address + part.from), out + part.to, part.bytes);
-    if (err == 0) continue;
-    ctx.suspect = p;
-    pulled = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(p) + " exited")
-                          : systemError(ctx.opName() + ": reading " + std::to_string(part.bytes) +
-                                            " bytes of rank " + std::to_string(p) + "'s input",
-                                        err);
+    pulled = copyFromPeer(slots, call, p, theirs, part, "input", ctx);
   }
   const int who = call.collective == Collective::kBroadcast && me != call.root ? kNobody : kEveryone;
   const uint32_t done = ++*opNumber;
@@ -794,21 +802,9 @@ Status allReduceRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall&
   for (int k = 1; k < n && copied.isOk(); ++k) {
     const int r = (me + k) % n;  // each rank reads a different peer at a time
     const size_t rlo = skip + blockBegin(rest, n, r), rhi = skip + blockBegin(rest, n, r + 1);
-    const PulledInput theirs = announcedBy(slots, r, where).output;
     const PullPart part{rlo * es, rlo * es, (rhi - rlo) * es};
-    if (part.bytes == 0) continue;
-    if (const char* mapped = mappedInput(slots, r, theirs, part)) {
-      copyOut(call, out + part.to, mapped, part.bytes);
-      continue;
-    }
-    const int err = readProcessMemory(
-        slots.pidOf(r), reinterpret_cast<const void*>(theirs.address + part.from), out + part.to, part.bytes);
-    if (err == 0) continue;
-    ctx.suspect = r;
-    copied = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(r) + " exited")
-                          : systemError(ctx.opName() + ": reading " + std::to_string(part.bytes) +
-                                            " bytes of rank " + std::to_string(r) + "'s output",
-                                        err);
+    if (part.bytes > 0)
+      copied = copyFromPeer(slots, call, r, announcedBy(slots, r, where).output, part, "output", ctx);
   }
   const uint32_t done = ++*opNumber;
   if (!copied.isOk()) return failOp(slots, waiter, done, kEveryone, copied);
