@@ -221,9 +221,11 @@ BRAID_API braidResult_t braidCommDeregister(const braidComm_t comm, void* handle
  * ncclMemAlloc serves NCCL's zero-copy paths. That is: all-to-alls in the
  * shared slots' pull window, 2-rank all-gathers, large shm messages its
  * receiver pulls (send/recv, scatter, all-to-all-v), and all-reduces,
- * reduce-scatters, all-gathers, all-to-alls and broadcasts on the shared
- * slots past their first chunk when every rank's buffers come from here (for
- * an all-reduce, inputs and outputs); README, "Launching".
+ * reduce-scatters, all-gathers, all-to-alls, broadcasts and reduces on the
+ * shared slots past their first chunk when every rank's buffers come from
+ * here (for an all-reduce, inputs and outputs; for a reduce, the inputs and
+ * the root's output, which the others write their folded parts into through
+ * a writable mapping); README, "Launching".
  * Page aligned and zeroed; size must be positive. Any rank may use it or
  * not: results are the same. braidMemFree returns the pages to the system
  * at once, mapped by peers or not. The mapping is shared: a child forked

@@ -108,12 +108,9 @@ bool PeerRegions::retake(PeerFile* file) {
 #endif
 }
 
-const char* PeerRegions::find(pid_t pid, uint64_t regionId, int32_t fd, uint64_t address, size_t bytes) {
-  if (regionId == 0 || fd < 0) return nullptr;
-  std::lock_guard lock(mu_);
-  for (const Mapping& m : maps_)
-    if (m.file->pid == pid && m.file->theirs == fd && m.regionId == regionId)
-      return locate(m, address, bytes);
+PeerRegions::Mapping* PeerRegions::mappingOf(pid_t pid, uint64_t regionId, int32_t fd) {
+  for (Mapping& m : maps_)
+    if (m.file->pid == pid && m.file->theirs == fd && m.regionId == regionId) return &m;
   PeerFile& file = fileOf(pid, fd);
   if (file.ours < 0) return nullptr;
   releaseFreed();
@@ -127,11 +124,36 @@ const char* PeerRegions::find(pid_t pid, uint64_t regionId, int32_t fd, uint64_t
                 static_cast<unsigned long long>(regionId), st.message().c_str());
     return nullptr;
   }
-  maps_.push_back({&file, regionId, view});
+  maps_.push_back({&file, regionId, view, false});
   ++made_;
   BRAID_INFO("%s: reading process %d's braidMemAlloc region %llu (%zu bytes) with plain loads", user_.c_str(),
              static_cast<int>(pid), static_cast<unsigned long long>(regionId), view.bytes);
-  return locate(maps_.back(), address, bytes);
+  return &maps_.back();
+}
+
+const char* PeerRegions::find(pid_t pid, uint64_t regionId, int32_t fd, uint64_t address, size_t bytes) {
+  if (regionId == 0 || fd < 0) return nullptr;
+  std::lock_guard lock(mu_);
+  const Mapping* m = mappingOf(pid, regionId, fd);
+  return m == nullptr ? nullptr : locate(*m, address, bytes);
+}
+
+char* PeerRegions::findWritable(pid_t pid, uint64_t regionId, int32_t fd, uint64_t address, size_t bytes) {
+  if (regionId == 0 || fd < 0 || writesRefused_) return nullptr;
+  std::lock_guard lock(mu_);
+  Mapping* m = mappingOf(pid, regionId, fd);
+  if (m == nullptr) return nullptr;
+  // Read-only until a write is wanted: a stray store into a buffer that is
+  // only read then faults instead of corrupting the peer.
+  if (!m->writable) {
+    if (Status st = makePeerMappingWritable(m->view); !st.isOk()) {
+      BRAID_TRACE("%s: process %d's region %llu stays read-only: %s", user_.c_str(), static_cast<int>(pid),
+                  static_cast<unsigned long long>(regionId), st.message().c_str());
+      return nullptr;
+    }
+    m->writable = true;
+  }
+  return const_cast<char*>(locate(*m, address, bytes));
 }
 
 }  // namespace braid

@@ -49,6 +49,15 @@ class PeerRegions {
   // with process_vm_readv. `pid` must be inside the call that announced the
   // range (so not yet anybody else's pid).
   const char* find(pid_t pid, uint64_t regionId, int32_t fd, uint64_t address, size_t bytes);
+  // The same, for writing there: the peer's region is mapped writable (a
+  // mapping made for reads is made writable), for collectives whose ranks
+  // write their part straight into one rank's output (a reduce's root's).
+  // Null when it cannot: then write with process_vm_writev.
+  char* findWritable(pid_t pid, uint64_t regionId, int32_t fd, uint64_t address, size_t bytes);
+
+  // For tests: findWritable finds nothing from now on, as where the kernel
+  // refuses to make a mapping writable.
+  void refuseWritesForTests() { writesRefused_ = true; }
 
   size_t mapped() const;  // mappings held now (for tests)
   size_t files() const;   // peers' shareable files held now (for tests)
@@ -66,8 +75,12 @@ class PeerRegions {
     const PeerFile* file;  // in files_ (a deque: never moves)
     uint64_t regionId;
     PeerMapping view;
+    bool writable;
   };
   static const char* locate(const Mapping& m, uint64_t address, size_t bytes);
+  // The mapping of the peer's region, made now if need be; null when it
+  // cannot be made. Called with mu_ held.
+  Mapping* mappingOf(pid_t pid, uint64_t regionId, int32_t fd);
   void releaseFreed();
   PeerFile& fileOf(pid_t pid, int32_t theirs);
   // Takes the peer's shareable file again; true when it is another file than
@@ -79,6 +92,7 @@ class PeerRegions {
   std::deque<PeerFile> files_;
   std::vector<Mapping> maps_;
   size_t made_ = 0;
+  bool writesRefused_ = false;
 };
 
 }  // namespace braid

@@ -205,6 +205,15 @@ Status mapPeerShareable(int file, uint64_t regionId, PeerMapping* out) {
   return Status::ok();
 }
 
+Status makePeerMappingWritable(const PeerMapping& mapping) {
+  // The header page stays read-only: it is the owner's to write.
+  const size_t page = pageBytes();
+  if (mapping.bytes <= page) return invalidArgument("a peer's region without a page past its header");
+  if (mprotect(const_cast<char*>(mapping.base) + page, mapping.bytes - page, PROT_READ | PROT_WRITE) != 0)
+    return systemError("mprotect of a peer's region for writing", errno);
+  return Status::ok();
+}
+
 Status probeShareableMapping() {
   void* p = nullptr;
   BRAID_RETURN_IF_ERROR(allocateShareable(1, &p));

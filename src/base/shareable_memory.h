@@ -80,6 +80,10 @@ struct PeerMapping {
 // (another id, or freed).
 Status mapPeerShareable(int file, uint64_t regionId, PeerMapping* out);
 
+// Lets this process write through `mapping` too (the peer's file is open for
+// writing: pidfd_getfd shares the memfd's open file).
+Status makePeerMappingWritable(const PeerMapping& mapping);
+
 // Whether region `regionId` of a peer's shareable `file` is gone (freed, or
 // never there). Read from the file, not a mapping: a read through a mapping
 // of a punched page would bring the page back.

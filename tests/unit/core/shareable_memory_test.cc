@@ -16,6 +16,7 @@
 #include <set>
 #include <vector>
 
+#include "base/cross_memory.h"
 #include "base/peer_regions.h"
 #include "core/executor.h"
 
@@ -255,6 +256,35 @@ TEST(PeerRegions, FollowsAPeerIntoItsNextFile) {
   EXPECT_EQ(rq.fd, rp.fd) << "the lowest free number, as this test expects";
   EXPECT_EQ(regions.files(), 1u) << "the same number's file taken again, in place of the old";
   EXPECT_TRUE(freeShareable(q).isOk());
+}
+
+// A peer's region is mapped read-only until a write is wanted; then the
+// same mapping takes writes, which the owner sees, but for its header page.
+// (process_vm_writev into this process honours the pages' protection, so
+// it tells a read-only page without a fault.)
+TEST(PeerRegions, MapsForWritingOnlyWhenAWriteIsWanted) {
+  PeerRegions regions("test");
+  const pid_t me = getpid();
+  void* p = nullptr;
+  ASSERT_TRUE(allocateShareable(8192, &p).isOk());
+  const ShareableRange rp = findShareable(p, 1);
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  const char* seen = regions.find(me, rp.regionId, rp.fd, at, 8192);
+  ASSERT_NE(seen, nullptr);
+  const char byte = 17;
+  EXPECT_EQ(writeProcessMemory(me, const_cast<char*>(seen) + 100, &byte, 1), EFAULT) << "read-only";
+  char* writable = regions.findWritable(me, rp.regionId, rp.fd, at + 100, 10);
+  ASSERT_EQ(writable, seen + 100) << "the same mapping, made writable";
+  EXPECT_EQ(regions.made(), 1u);
+  writable[0] = 23;
+  EXPECT_EQ(static_cast<char*>(p)[100], 23) << "the owner sees the write";
+  EXPECT_EQ(writeProcessMemory(me, writable + 1, &byte, 1), 0);
+  EXPECT_EQ(static_cast<char*>(p)[101], byte);
+  EXPECT_EQ(writeProcessMemory(me, const_cast<char*>(seen) - 8, &byte, 1), EFAULT) << "the header page";
+  EXPECT_EQ(regions.findWritable(me, rp.regionId, rp.fd, at - 8, 8), nullptr) << "the header";
+  EXPECT_EQ(regions.findWritable(me, rp.regionId, rp.fd, at + 8000, 500), nullptr) << "past its end";
+  EXPECT_EQ(regions.findWritable(me, 0, rp.fd, at, 1), nullptr) << "not shareable";
+  EXPECT_TRUE(freeShareable(p).isOk());
 }
 
 // The executor's blocks (core/executor.h) come from shareable memory once

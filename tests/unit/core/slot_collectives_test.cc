@@ -411,12 +411,13 @@ bool movesMoreThanOnePiece(const Case& c, int n) {
   }
 }
 
-// Chunked all-gathers, all-to-alls, broadcasts, reduce-scatters and
+// Chunked all-gathers, all-to-alls, broadcasts, reduces, reduce-scatters and
 // all-reduces whose every buffer read by peers (the root's input, for a
-// broadcast; inputs and outputs, for an all-reduce) is braidMemAlloc memory
-// read all but their first piece straight from those buffers through
-// mappings: every rank maps what it reads. With one rank's buffers plain,
-// they run in chunks (a broadcast only when that is the root's); so do
+// broadcast; the others', for a reduce; inputs and outputs, for an
+// all-reduce) is braidMemAlloc memory read all but their first piece
+// straight from those buffers through mappings: every rank maps what it
+// reads. With one rank's buffers plain, they run in chunks (a broadcast only
+// when that is the root's, a reduce unless it is the root's); so do
 // PreMulSums. Either way the outputs are exact, in place too (where rank 2
 // on folds onto an input block that a later fold still reads).
 // (kMapsOnly turns pulls on but pulls no call: its outputs are too large.)
@@ -426,14 +427,24 @@ TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableBuffersThroughMappings) 
     std::vector<Case> cases;
     for (const Case& c : everyCase(n)) {
       const bool reads = c.collective == Collective::kAllGather || c.collective == Collective::kAllToAll ||
-                         c.collective == Collective::kBroadcast ||
+                         c.collective == Collective::kBroadcast || c.collective == Collective::kReduce ||
                          c.collective == Collective::kReduceScatter || c.collective == Collective::kAllReduce;
       if (reads && pathOf(c, n, kMapsOnly) == SlotPath::kChunked) cases.push_back(c);
+      // everyCase's chunked reduces are all rooted at 0; at n-1 (from 2 on:
+      // its in-place output is a source past the second) too.
+      if (reads && c.collective == Collective::kReduce && pathOf(c, n, kMapsOnly) == SlotPath::kChunked) {
+        Case last = c;
+        last.root = n - 1;
+        cases.push_back(last);
+      }
     }
     ASSERT_GE(cases.size(), static_cast<size_t>(5 * kNumDataTypes)) << n << " ranks";
-    for (int plainRank : {-1, 0, n - 1})
+    // (plainRank -2: every buffer shareable, but no mapping takes writes)
+    for (int plainRank : {-1, -2, 0, n - 1})
       for (bool inPlace : {false, true}) {
         SlotGroup group(n, 20000, false, kMapsOnly);
+        if (plainRank == -2)
+          for (int r = 0; r < n; ++r) group.rank(r).slots->peerRegions()->refuseWritesForTests();
         std::vector<std::vector<std::vector<char>>> inputs(cases.size());
         std::mt19937 rng(7 + n);
         for (size_t i = 0; i < cases.size(); ++i)
@@ -482,12 +493,20 @@ TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableBuffersThroughMappings) 
             if (shared != nullptr) {
               EXPECT_TRUE(freeShareable(shared).isOk());
             }
-            const bool direct = c.collective == Collective::kBroadcast ? c.root != plainRank && r != c.root
-                                                                       : plainRank < 0 && !c.preMultiply;
-            const size_t expected = !direct ? 0 : c.collective == Collective::kBroadcast ? 1 : n - 1;
+            // A broadcast's root is read by the others, and only they map.
+            // A reduce's ranks read each other's inputs and write into
+            // the root's output, unless the root's buffers are plain:
+            // then with more than 3 ranks the root alone reads the rest.
+            const bool broadcast = c.collective == Collective::kBroadcast,
+                       reduce = c.collective == Collective::kReduce;
+            const bool direct = broadcast                       ? c.root != plainRank && r != c.root
+                                : reduce && plainRank == c.root ? n > 3 && r == c.root && !c.preMultiply
+                                                                : plainRank < 0 && !c.preMultiply;
+            const size_t expected = !direct ? 0 : broadcast ? 1 : n - 1;
             if (!st.isOk())
               failures[r] = which + ": " + st.message();
-            else if (out != reference(c, n, r, inputs[i]))
+            else if ((!reduce || r == c.root) &&
+                     out != reference(c, n, r, inputs[i]))  // (no output elsewhere)
               failures[r] = which + ": wrong output";
             else if (movesMoreThanOnePiece(c, n) && made != expected)
               failures[r] = which + ": mapped " + std::to_string(made) + " buffers, expected " +
