@@ -685,6 +685,28 @@ const char* peerBytes(const HostSlots& slots, int p, const PulledInput& theirs, 
   return nullptr;
 }
 
+// Every rank's input at byte `from`, `bytes` of it, as announced in op
+// `where`: this rank's own, the others' through mappings (or read into
+// `staging` with process_vm_readv).
+struct InputSources {
+  std::vector<const char*> at;
+  std::vector<std::vector<char>> staging;
+  const char* operator()(int r) const { return at[r]; }
+};
+
+Status readInputs(const HostSlots& slots, const SlotCall& call, uint32_t where, size_t from, size_t bytes,
+                  ExecutionContext& ctx, InputSources* sources) {
+  const int n = slots.nranks(), me = slots.rank();
+  sources->at.assign(n, nullptr);
+  sources->staging.resize(n);
+  Status st;
+  for (int r = 0; r < n && st.isOk(); ++r)
+    sources->at[r] = r == me ? static_cast<const char*>(call.input) + from
+                             : peerBytes(slots, r, announcedBy(slots, r, where).input, from, bytes,
+                                         &sources->staging[r], ctx, &st);
+  return st;
+}
+
 // foldInRankOrder where dst may be source(aliased) (in place, the own
 // input, or a reduce's root's): in pieces through a buffer when dst is a
 // source past the second, which the first fold would overwrite before it is
@@ -759,19 +781,12 @@ Status reduceScatterRest(const HostSlots& slots, uint32_t* opNumber, const SlotC
   const int n = slots.nranks(), me = slots.rank();
   const size_t es = dataTypeSize(call.dtype), from = (me * call.count + skip) * es,
                bytes = (call.count - skip) * es;
-  const char* in = static_cast<const char*>(call.input);
-  std::vector<const char*> sources(n);
-  std::vector<std::vector<char>> staging(n);
-  Status read;
-  for (int r = 0; r < n && read.isOk(); ++r)
-    sources[r] = r == me ? in + from
-                         : peerBytes(slots, r, announcedBy(slots, r, where).input, from, bytes, &staging[r],
-                                     ctx, &read);
+  InputSources sources;
+  Status read = readInputs(slots, call, where, from, bytes, ctx, &sources);
   const uint32_t done = ++*opNumber;
   if (!read.isOk()) return failOp(slots, waiter, done, kEveryone, read);
-  foldInRankOrderAnywhere(
-      static_cast<char*>(call.output) + skip * es, [&](int r) { return sources[r]; }, n, me,
-      call.count - skip, call);
+  foldInRankOrderAnywhere(static_cast<char*>(call.output) + skip * es, sources, n, me, call.count - skip,
+                          call);
   return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, kEveryone, "to finish reading the inputs",
                   ctx);
 }
@@ -787,19 +802,12 @@ Status allReduceRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall&
   const int n = slots.nranks(), me = slots.rank();
   const size_t es = dataTypeSize(call.dtype), rest = call.count - skip;
   const size_t lo = skip + blockBegin(rest, n, me), hi = skip + blockBegin(rest, n, me + 1);
-  const char* in = static_cast<const char*>(call.input);
   char* out = static_cast<char*>(call.output);
-  std::vector<const char*> sources(n);
-  std::vector<std::vector<char>> staging(n);
-  Status read;
-  for (int r = 0; r < n && read.isOk(); ++r)
-    sources[r] = r == me ? in + lo * es
-                         : peerBytes(slots, r, announcedBy(slots, r, where).input, lo * es, (hi - lo) * es,
-                                     &staging[r], ctx, &read);
+  InputSources sources;
+  Status read = readInputs(slots, call, where, lo * es, (hi - lo) * es, ctx, &sources);
   const uint32_t folded = ++*opNumber;
   if (!read.isOk()) return failOp(slots, waiter, folded, kEveryone, read);
-  foldInRankOrderAnywhere(
-      out + lo * es, [&](int r) { return sources[r]; }, n, me, hi - lo, call);
+  foldInRankOrderAnywhere(out + lo * es, sources, n, me, hi - lo, call);
   BRAID_RETURN_IF_ERROR(exchange(slots, waiter, folded, Lane::kSlot, nullptr, 0, kEveryone,
                                  "to publish its reduced block", ctx));
   Status copied;
@@ -836,14 +844,8 @@ Status reduceRestSplit(const HostSlots& slots, uint32_t* opNumber, const SlotCal
   const size_t es = dataTypeSize(call.dtype), rest = call.count - skip;
   const size_t lo = skip + blockBegin(rest, n, me), hi = skip + blockBegin(rest, n, me + 1);
   const size_t bytes = (hi - lo) * es;
-  const char* in = static_cast<const char*>(call.input);
-  std::vector<const char*> sources(n);
-  std::vector<std::vector<char>> staging(n);
-  Status st;
-  for (int r = 0; r < n && st.isOk(); ++r)
-    sources[r] = r == me ? in + lo * es
-                         : peerBytes(slots, r, announcedBy(slots, r, where).input, lo * es, bytes,
-                                     &staging[r], ctx, &st);
+  InputSources sources;
+  Status st = readInputs(slots, call, where, lo * es, bytes, ctx, &sources);
   const uint32_t done = ++*opNumber;
   if (st.isOk() && bytes > 0) {
     const PulledInput target = announcedBy(slots, call.root, where).output;
@@ -855,12 +857,10 @@ Status reduceRestSplit(const HostSlots& slots, uint32_t* opNumber, const SlotCal
     // In place, the root's output is its input, source(root): also through
     // the one mapping of its region, so the same address.
     if (dst != nullptr) {
-      foldInRankOrderAnywhere(
-          dst, [&](int r) { return sources[r]; }, n, call.root, hi - lo, call);
+      foldInRankOrderAnywhere(dst, sources, n, call.root, hi - lo, call);
     } else {  // not mappable for writing: folded here, written by the kernel
       std::vector<char> folded(bytes);
-      foldInRankOrder(
-          folded.data(), [&](int r) { return sources[r]; }, n, hi - lo, call);
+      foldInRankOrder(folded.data(), sources, n, hi - lo, call);
       const int err = writeProcessMemory(
           slots.pidOf(call.root), reinterpret_cast<void*>(target.address + lo * es), folded.data(), bytes);
       if (err != 0) {
@@ -894,18 +894,11 @@ Status reduceRestAtRoot(const HostSlots& slots, uint32_t* opNumber, const SlotCa
   if (!root)
     return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, who, "to finish reading the inputs", ctx);
   const size_t es = dataTypeSize(call.dtype), bytes = (call.count - skip) * es;
-  const char* in = static_cast<const char*>(call.input);
-  std::vector<const char*> sources(n);
-  std::vector<std::vector<char>> staging(n);
-  Status read;
-  for (int r = 0; r < n && read.isOk(); ++r)
-    sources[r] = r == me ? in + skip * es
-                         : peerBytes(slots, r, announcedBy(slots, r, where).input, skip * es, bytes,
-                                     &staging[r], ctx, &read);
+  InputSources sources;
+  Status read = readInputs(slots, call, where, skip * es, bytes, ctx, &sources);
   if (!read.isOk()) return failOp(slots, waiter, done, who, read);
-  foldInRankOrderAnywhere(
-      static_cast<char*>(call.output) + skip * es, [&](int r) { return sources[r]; }, n, me,
-      call.count - skip, call);
+  foldInRankOrderAnywhere(static_cast<char*>(call.output) + skip * es, sources, n, me, call.count - skip,
+                          call);
   return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, who, "to finish reading the inputs", ctx);
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "base/shareable_memory.h"  // pageBytes
 #include "transports/net/auth.h"
 
 namespace braid::shm {
@@ -143,7 +144,7 @@ int removeLeftoverSegments() {
 }
 
 void writeEveryPage(const Mapping& map, int member, int members) {
-  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t page = pageBytes();
   auto* bytes = static_cast<unsigned char*>(map.get());  // page-aligned, as mmap returns it
   const size_t pages = map.size() / page + (map.size() % page >= sizeof(uint32_t) ? 1 : 0);
   const size_t firstPage =
