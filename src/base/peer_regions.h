@@ -1,8 +1,9 @@
 // PeerRegions: the other processes' shareable regions (base/
 // shareable_memory.h) this process has mapped, so that a range a peer says
 // lies in one is read with plain loads instead of process_vm_readv: the
-// shared slots' pulls (core/slot_collectives.h) and the shm transport's
-// large messages. A peer's shareable file is taken once (pidfd_getfd), and a
+// shared slots' pulls and direct folds (core/slot_collectives.h) and the shm
+// transport's large messages. A reduce's ranks also write into its root's
+// output this way (findWritable), instead of with process_vm_writev. A peer's shareable file is taken once (pidfd_getfd), and a
 // region of it mapped at the first read and kept, as NCCL keeps a peer's IPC
 // handle: a training loop reads the same buffers every step.
 //
