@@ -411,110 +411,137 @@ bool movesMoreThanOnePiece(const Case& c, int n) {
   }
 }
 
-// Chunked all-gathers, all-to-alls, broadcasts, reduces, reduce-scatters and
-// all-reduces whose every buffer read by peers (the root's input, for a
-// broadcast; the others', for a reduce; inputs and outputs, for an
-// all-reduce) is braidMemAlloc memory read all but their first piece
-// straight from those buffers through mappings: every rank maps what it
-// reads. With one rank's buffers plain, they run in chunks (a broadcast only
-// when that is the root's, a reduce unless it is the root's); so do
-// PreMulSums. Either way the outputs are exact, in place too (where rank 2
-// on folds onto an input block that a later fold still reads).
+constexpr HostSlots::PullWindow kMapsOnly{1024, 4096};
+
+// Runs `cases` on n ranks whose buffers all come from braidMemAlloc but for
+// rank plainRank's, for each of plainRanks (-1: none plain; -2: none plain,
+// but no mapping takes writes), out of place and in place (where rank 2 on
+// folds onto an input block that a later fold still reads). Checks every
+// output byte for byte and how many peers' buffers each rank mapped: where
+// the call reads the rest of its buffers directly, every rank maps the
+// n-1 it reads (a broadcast's others the root's alone; a reduce whose root
+// is plain has its root read the others' alone from 4 ranks on); where it
+// runs in chunks, none.
 // (kMapsOnly turns pulls on but pulls no call: its outputs are too large.)
+void checkMappedCalls(int n, const std::vector<Case>& cases, std::initializer_list<int> plainRanks) {
+  for (int plainRank : plainRanks)
+    for (bool inPlace : {false, true}) {
+      SlotGroup group(n, 20000, false, kMapsOnly);
+      if (plainRank == -2)
+        for (int r = 0; r < n; ++r) group.rank(r).slots->peerRegions()->refuseWritesForTests();
+      std::vector<std::vector<std::vector<char>>> inputs(cases.size());
+      std::mt19937 rng(7 + n);
+      for (size_t i = 0; i < cases.size(); ++i)
+        for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
+      std::vector<std::string> failures(n);
+      group.parallel([&](int r) {
+        for (size_t i = 0; i < cases.size() && failures[r].empty(); ++i) {
+          const Case& c = cases[i];
+          const bool hasInPlace =
+              c.collective != Collective::kAllToAll && c.collective != Collective::kBroadcast;
+          if (inPlace && !hasInPlace) continue;
+          const std::string which = "case " + std::to_string(i) + " (" + algo::collectiveName(c.collective) +
+                                    (c.preMultiply ? " premulsum" : "") + ", root " + std::to_string(c.root) +
+                                    ", plain rank " + std::to_string(plainRank) +
+                                    (inPlace ? ", in place" : "") + ")";
+          // One buffer for input and output, as the in-place forms lay
+          // them out (an all-gather's input is block r of its output, a
+          // reduce-scatter's output block r of its input), or one after
+          // the other.
+          const size_t es = dataTypeSize(c.dtype), outBytes = outputBytes(c, n),
+                       inBytes = inputs[i][r].size(), myBlock = r * c.count * es;
+          size_t inAt = outBytes, outAt = 0;
+          if (inPlace && c.collective == Collective::kAllGather)
+            inAt = myBlock;
+          else if (inPlace && c.collective == Collective::kReduceScatter)
+            inAt = 0, outAt = myBlock;
+          else if (inPlace)
+            inAt = 0;
+          const size_t total = std::max(outAt + outBytes, inAt + inBytes) + 1;
+          void* shared = nullptr;
+          std::vector<char> plain;
+          char* buf = nullptr;
+          if (r == plainRank) {
+            plain.resize(total);
+            buf = plain.data();
+          } else {
+            ASSERT_TRUE(allocateShareable(total, &shared).isOk());
+            buf = static_cast<char*>(shared);
+          }
+          std::memset(buf + outAt, 0x5a, outBytes);
+          if (inBytes > 0) std::memcpy(buf + inAt, inputs[i][r].data(), inBytes);
+          const size_t before = group.rank(r).slots->peerRegions()->made();
+          Status st = group.call(r, c, buf + inAt, buf + outAt);
+          const size_t made = group.rank(r).slots->peerRegions()->made() - before;
+          const std::vector<char> out(buf + outAt, buf + outAt + outBytes);
+          if (shared != nullptr) {
+            EXPECT_TRUE(freeShareable(shared).isOk());
+          }
+          // A broadcast's root is read by the others, and only they map.
+          // A reduce's ranks read each other's inputs and write into
+          // the root's output, unless the root's buffers are plain:
+          // then with more than 3 ranks the root alone reads the rest.
+          const bool broadcast = c.collective == Collective::kBroadcast,
+                     reduce = c.collective == Collective::kReduce;
+          const bool direct = broadcast                       ? c.root != plainRank && r != c.root
+                              : reduce && plainRank == c.root ? n > 3 && r == c.root && !c.preMultiply
+                                                              : plainRank < 0 && !c.preMultiply;
+          const size_t expected = !direct ? 0 : broadcast ? 1 : n - 1;
+          if (!st.isOk())
+            failures[r] = which + ": " + st.message();
+          else if ((!reduce || r == c.root) && out != reference(c, n, r, inputs[i]))  // (no output elsewhere)
+            failures[r] = which + ": wrong output";
+          else if (movesMoreThanOnePiece(c, n) && made != expected)
+            failures[r] =
+                which + ": mapped " + std::to_string(made) + " buffers, expected " + std::to_string(expected);
+        }
+      });
+      for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << n << " ranks, rank " << r;
+    }
+}
+
+// Chunked all-gathers, all-to-alls, broadcasts, reduce-scatters and
+// all-reduces whose every buffer read by peers (the root's input, for a
+// broadcast; inputs and outputs, for an all-reduce) is braidMemAlloc memory
+// read all but their first piece straight from those buffers through
+// mappings. With one rank's buffers plain, they run in chunks (a broadcast
+// only when that is the root's); so do PreMulSums.
 TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableBuffersThroughMappings) {
-  constexpr HostSlots::PullWindow kMapsOnly{1024, 4096};
   for (int n : {2, 3, 5}) {
     std::vector<Case> cases;
     for (const Case& c : everyCase(n)) {
       const bool reads = c.collective == Collective::kAllGather || c.collective == Collective::kAllToAll ||
-                         c.collective == Collective::kBroadcast || c.collective == Collective::kReduce ||
+                         c.collective == Collective::kBroadcast ||
                          c.collective == Collective::kReduceScatter || c.collective == Collective::kAllReduce;
       if (reads && pathOf(c, n, kMapsOnly) == SlotPath::kChunked) cases.push_back(c);
-      // everyCase's chunked reduces are all rooted at 0; at n-1 (from 2 on:
-      // its in-place output is a source past the second) too.
-      if (reads && c.collective == Collective::kReduce && pathOf(c, n, kMapsOnly) == SlotPath::kChunked) {
+    }
+    ASSERT_GE(cases.size(), static_cast<size_t>(5 * kNumDataTypes)) << n << " ranks";
+    checkMappedCalls(n, cases, {-1, 0, n - 1});
+  }
+}
+
+// Chunked reduces whose inputs and root's output are braidMemAlloc memory
+// fold all but their first piece straight from the inputs into the root's
+// output: the others write there through a writable mapping, or, where
+// none is writable, with process_vm_writev. With a plain root, from 4 ranks
+// on the root alone folds the rest from the others' inputs; with other
+// plain buffers, and PreMulSums, they run in chunks.
+TEST(SlotCollectives, ChunkedReducesFoldTheRestIntoTheRootsOutputThroughMappings) {
+  for (int n : {2, 3, 5}) {
+    std::vector<Case> cases;
+    for (const Case& c : everyCase(n)) {
+      if (c.collective != Collective::kReduce || pathOf(c, n, kMapsOnly) != SlotPath::kChunked) continue;
+      cases.push_back(c);
+      // everyCase's chunked reduces are all rooted at 0; sums at n-1 (from
+      // 2 on: its in-place output is a source past the second) too.
+      if (c.op == RedOp::kSum && !c.preMultiply) {
         Case last = c;
         last.root = n - 1;
         cases.push_back(last);
       }
     }
-    ASSERT_GE(cases.size(), static_cast<size_t>(5 * kNumDataTypes)) << n << " ranks";
-    // (plainRank -2: every buffer shareable, but no mapping takes writes)
-    for (int plainRank : {-1, -2, 0, n - 1})
-      for (bool inPlace : {false, true}) {
-        SlotGroup group(n, 20000, false, kMapsOnly);
-        if (plainRank == -2)
-          for (int r = 0; r < n; ++r) group.rank(r).slots->peerRegions()->refuseWritesForTests();
-        std::vector<std::vector<std::vector<char>>> inputs(cases.size());
-        std::mt19937 rng(7 + n);
-        for (size_t i = 0; i < cases.size(); ++i)
-          for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
-        std::vector<std::string> failures(n);
-        group.parallel([&](int r) {
-          for (size_t i = 0; i < cases.size() && failures[r].empty(); ++i) {
-            const Case& c = cases[i];
-            const bool hasInPlace =
-                c.collective != Collective::kAllToAll && c.collective != Collective::kBroadcast;
-            if (inPlace && !hasInPlace) continue;
-            const std::string which =
-                "case " + std::to_string(i) + " (" + algo::collectiveName(c.collective) +
-                (c.preMultiply ? " premulsum" : "") + ", root " + std::to_string(c.root) + ", plain rank " +
-                std::to_string(plainRank) + (inPlace ? ", in place" : "") + ")";
-            // One buffer for input and output, as the in-place forms lay
-            // them out (an all-gather's input is block r of its output, a
-            // reduce-scatter's output block r of its input), or one after
-            // the other.
-            const size_t es = dataTypeSize(c.dtype), outBytes = outputBytes(c, n),
-                         inBytes = inputs[i][r].size(), myBlock = r * c.count * es;
-            size_t inAt = outBytes, outAt = 0;
-            if (inPlace && c.collective == Collective::kAllGather)
-              inAt = myBlock;
-            else if (inPlace && c.collective == Collective::kReduceScatter)
-              inAt = 0, outAt = myBlock;
-            else if (inPlace)
-              inAt = 0;
-            const size_t total = std::max(outAt + outBytes, inAt + inBytes) + 1;
-            void* shared = nullptr;
-            std::vector<char> plain;
-            char* buf = nullptr;
-            if (r == plainRank) {
-              plain.resize(total);
-              buf = plain.data();
-            } else {
-              ASSERT_TRUE(allocateShareable(total, &shared).isOk());
-              buf = static_cast<char*>(shared);
-            }
-            std::memset(buf + outAt, 0x5a, outBytes);
-            if (inBytes > 0) std::memcpy(buf + inAt, inputs[i][r].data(), inBytes);
-            const size_t before = group.rank(r).slots->peerRegions()->made();
-            Status st = group.call(r, c, buf + inAt, buf + outAt);
-            const size_t made = group.rank(r).slots->peerRegions()->made() - before;
-            const std::vector<char> out(buf + outAt, buf + outAt + outBytes);
-            if (shared != nullptr) {
-              EXPECT_TRUE(freeShareable(shared).isOk());
-            }
-            // A broadcast's root is read by the others, and only they map.
-            // A reduce's ranks read each other's inputs and write into
-            // the root's output, unless the root's buffers are plain:
-            // then with more than 3 ranks the root alone reads the rest.
-            const bool broadcast = c.collective == Collective::kBroadcast,
-                       reduce = c.collective == Collective::kReduce;
-            const bool direct = broadcast                       ? c.root != plainRank && r != c.root
-                                : reduce && plainRank == c.root ? n > 3 && r == c.root && !c.preMultiply
-                                                                : plainRank < 0 && !c.preMultiply;
-            const size_t expected = !direct ? 0 : broadcast ? 1 : n - 1;
-            if (!st.isOk())
-              failures[r] = which + ": " + st.message();
-            else if ((!reduce || r == c.root) &&
-                     out != reference(c, n, r, inputs[i]))  // (no output elsewhere)
-              failures[r] = which + ": wrong output";
-            else if (movesMoreThanOnePiece(c, n) && made != expected)
-              failures[r] = which + ": mapped " + std::to_string(made) + " buffers, expected " +
-                            std::to_string(expected);
-          }
-        });
-        for (int r = 0; r < n; ++r) EXPECT_EQ(failures[r], "") << n << " ranks, rank " << r;
-      }
+    ASSERT_GE(cases.size(), static_cast<size_t>(2 * kNumDataTypes)) << n << " ranks";
+    checkMappedCalls(n, cases, {-1, -2, 0, n - 1});
   }
 }
 
