@@ -1007,8 +1007,8 @@ Status runChunkedReduceAtRoot(const HostSlots& slots, uint32_t* opNumber, const 
     // The others wait for nobody: the next chunk's op waits for every rank to
     // publish this one, which the root does once it has folded this one. But
     // on the first, a rank that announced braidMemAlloc memory waits for
-    // every announcement, to see whether the root reads the rest from the
-    // inputs (a rank with a plain input knows it does not).
+    // every announcement, to see whether the rest runs straight from the
+    // buffers (a rank with a plain input knows it does not).
     const bool readsAnnouncements =
         root || (first && announces && announcedBy(slots, me, op).input.regionId != 0);
     BRAID_RETURN_IF_ERROR(exchange(slots, waiter, op, Lane::kSlot, publishes ? in + off * es : nullptr,
