@@ -112,6 +112,15 @@ std::vector<char> makeInput(const Case& c, int n, int rank, std::mt19937& rng) {
   return out;
 }
 
+// Every rank's input to every case: inputs[case][rank], from `seed`.
+std::vector<std::vector<std::vector<char>>> makeInputs(const std::vector<Case>& cases, int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::vector<std::vector<char>>> inputs(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i)
+    for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
+  return inputs;
+}
+
 // Rank r's PreMulSum scalar: 2, 3, 0, 1, 2, ... in the element type.
 uint64_t preMulScalar(DataType dtype, int rank) {
   uint64_t bits = 0;
@@ -284,10 +293,7 @@ TEST_P(SlotCollectives, EveryCollectiveDtypeAndOpMatchesTheReference) {
   const bool streamOutput = std::get<1>(GetParam());
   const std::vector<Case> cases = everyCase(n);
   SlotGroup group(n, 20000, streamOutput, std::get<2>(GetParam()) ? kPulls : kNoPulls);
-  std::vector<std::vector<std::vector<char>>> inputs(cases.size());
-  std::mt19937 rng(1234 + n);
-  for (size_t i = 0; i < cases.size(); ++i)
-    for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
+  const auto inputs = makeInputs(cases, n, 1234 + n);
 
   std::vector<std::string> failures(n);
   group.parallel([&](int r) {
@@ -362,10 +368,7 @@ TEST(SlotCollectives, PulledInputsInShareableMemoryAreReadThroughMappings) {
       if (pathOf(c, n, kPulls) == SlotPath::kPulled) cases.push_back(c);
     ASSERT_FALSE(cases.empty());
     SlotGroup group(n, 20000, false, kPulls);
-    std::vector<std::vector<std::vector<char>>> inputs(cases.size());
-    std::mt19937 rng(99 + n);
-    for (size_t i = 0; i < cases.size(); ++i)
-      for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
+    const auto inputs = makeInputs(cases, n, 99 + n);
     std::vector<std::string> failures(n);
     std::vector<size_t> mapsMade(n);
     group.parallel([&](int r) {
@@ -429,10 +432,7 @@ void checkMappedCalls(int n, const std::vector<Case>& cases, std::initializer_li
       SlotGroup group(n, 20000, false, kMapsOnly);
       if (plainRank == -2)
         for (int r = 0; r < n; ++r) group.rank(r).slots->peerRegions()->refuseWritesForTests();
-      std::vector<std::vector<std::vector<char>>> inputs(cases.size());
-      std::mt19937 rng(7 + n);
-      for (size_t i = 0; i < cases.size(); ++i)
-        for (int r = 0; r < n; ++r) inputs[i].push_back(makeInput(cases[i], n, r, rng));
+      const auto inputs = makeInputs(cases, n, 7 + n);
       std::vector<std::string> failures(n);
       group.parallel([&](int r) {
         for (size_t i = 0; i < cases.size() && failures[r].empty(); ++i) {
