@@ -585,10 +585,10 @@ const char* mappedInput(const HostSlots& slots, int p, const PulledInput& theirs
 // lines, so all take the same turn. Plain buffers pay nothing: the line is
 // the one a reader takes anyway to see the op published.
 //
-// A PreMulSum runs in chunks whatever the memory: its inputs are read scaled,
-// by each rank's own scalar.
+// A PreMulSum's ranks also announce their scalars (announceInput): the
+// readers scale every input as they fold it.
 bool announcesInput(const HostSlots& slots, const SlotCall& call) {
-  if (slots.peerRegions() == nullptr || call.preMultiply) return false;  // pulls off (and so mappings)
+  if (slots.peerRegions() == nullptr) return false;  // pulls off (and so mappings)
   switch (call.collective) {
     case Collective::kAllGather:
     case Collective::kAllToAll:
@@ -615,9 +615,16 @@ Announced announcedBy(const HostSlots& slots, int r, uint32_t op) {
   return a;
 }
 
-// Writes where this rank's buffers are into its control line of op `op`,
-// once every rank is past that op's slot's last use (the wait exchange
-// makes before it writes the slot).
+// Where a PreMulSum's rank announces its scalar in op `op`: the first bytes
+// of its cell, which ops on the slots leave unused (the control line is full
+// with Announced). The cell is as free as the slot once every rank published
+// op - 1 (host_slots.h: nobody reads anything older), and stays so until
+// they all publish op + kCells - 1; the readers read it before their next op.
+char* scalarCell(const HostSlots& slots, int r, uint32_t op) { return slots.data(r, op, Lane::kCell); }
+
+// Writes where this rank's buffers are into its control line of op `op`
+// (and a PreMulSum's scalar into its cell), once every rank is past that
+// op's slot's last use (the wait exchange makes before it writes the slot).
 Status announceInput(const HostSlots& slots, Waiter& waiter, uint32_t op, const SlotCall& call) {
   BRAID_RETURN_IF_ERROR(
       waiter.wait(kEveryone, HostSlots::reusableAfter(op, Lane::kSlot), "to finish its previous op"));
@@ -629,6 +636,8 @@ Status announceInput(const HostSlots& slots, Waiter& waiter, uint32_t op, const 
     mine.output = {reinterpret_cast<uintptr_t>(call.output), region.regionId, region.fd};
   }
   std::memcpy(slots.myData(op, Lane::kLine), &mine, sizeof(mine));
+  if (call.preMultiply)
+    std::memcpy(scalarCell(slots, slots.rank(), op), &call.preMulScalar, sizeof(call.preMulScalar));
   return Status::ok();
 }
 
@@ -687,10 +696,11 @@ const char* peerBytes(const HostSlots& slots, int p, const PulledInput& theirs, 
 
 // Every rank's input at byte `from`, `bytes` of it, as announced in op
 // `where`: this rank's own, the others' through mappings (or read into
-// `staging` with process_vm_readv).
+// `staging` with process_vm_readv); for a PreMulSum, every rank's scalar.
 struct InputSources {
   std::vector<const char*> at;
   std::vector<std::vector<char>> staging;
+  std::vector<uint64_t> scalars;  // PreMulSum's, by rank; else empty
   const char* operator()(int r) const { return at[r]; }
 };
 
@@ -704,33 +714,73 @@ Status readInputs(const HostSlots& slots, const SlotCall& call, uint32_t where, 
     sources->at[r] = r == me ? static_cast<const char*>(call.input) + from
                              : peerBytes(slots, r, announcedBy(slots, r, where).input, from, bytes,
                                          &sources->staging[r], ctx, &st);
+  sources->scalars.clear();
+  if (call.preMultiply) {
+    sources->scalars.resize(n);
+    for (int r = 0; r < n; ++r)
+      std::memcpy(&sources->scalars[r], scalarCell(slots, r, where), sizeof(uint64_t));
+  }
   return st;
 }
 
-// foldInRankOrder where dst may be source(aliased) (in place, the own
-// input, or a reduce's root's): in pieces through a buffer when dst is a
-// source past the second, which the first fold would overwrite before it is
-// read.
-template <typename Source>
-void foldInRankOrderAnywhere(char* dst, Source source, int n, int aliased, size_t count, const SlotCall& c) {
-  if (aliased < 2 || source(aliased) != dst) {
-    foldInRankOrder(dst, source, n, count, c);
-    return;
-  }
-  // On the heap: a thread_local this size would not fit the static TLS
-  // block of a library that is dlopen'ed (PyTorch's backend loads braid so).
+// A staging buffer for folds in pieces, cache-line aligned. On the heap: a
+// thread_local this size would not fit the static TLS block of a library
+// that is dlopen'ed (PyTorch's backend loads braid so).
+class FoldStage {
+ public:
+  explicit FoldStage(size_t bytes) : lines_((bytes + sizeof(Line) - 1) / sizeof(Line)) {}
+  char* at(size_t byte) { return lines_.data()->bytes + byte; }
+
+ private:
   struct alignas(64) Line {
     char bytes[64];
   };
-  constexpr size_t kStageBytes = 64 * 1024;
-  std::vector<Line> lines(kStageBytes / sizeof(Line));
-  char* stage = lines.data()->bytes;
-  const size_t es = dataTypeSize(c.dtype), per = kStageBytes / es;
+  std::vector<Line> lines_;
+};
+constexpr size_t kFoldStageBytes = 64 * 1024;
+
+// A PreMulSum's fold of every rank's input, each multiplied by its rank's
+// scalar first, in rank order: the bits the chunks give, which fold inputs
+// scaled into the slots. In pieces through two buffers, the sum and the
+// scaled input, so dst may be any source.
+void foldScaledInputs(char* dst, const InputSources& sources, int n, size_t count, const SlotCall& c) {
+  FoldStage stage(kFoldStageBytes);
+  char* sum = stage.at(0);
+  char* scaled = stage.at(kFoldStageBytes / 2);
+  const size_t es = dataTypeSize(c.dtype), per = kFoldStageBytes / 2 / es;
+  for (size_t at = 0; at < count; at += per) {
+    const size_t len = std::min(per, count - at);
+    kernels::scaleBy(sum, sources(0) + at * es, len, c.dtype, sources.scalars[0]);
+    for (int r = 1; r < n; ++r) {
+      kernels::scaleBy(scaled, sources(r) + at * es, len, c.dtype, sources.scalars[r]);
+      kernels::reduce(sum, sum, scaled, len, c.dtype, c.op);
+    }
+    if (c.op == RedOp::kAvg) kernels::divideBy(sum, len, c.dtype, static_cast<uint64_t>(n));
+    std::memcpy(dst + at * es, sum, len * es);
+  }
+}
+
+// dst = every rank's input folded in rank order (scaled first for a
+// PreMulSum), where dst may be source(aliased) (in place, the own input, or
+// a reduce's root's; -1: none): in pieces through a buffer when dst is a
+// source past the second, which the first fold would overwrite before it is
+// read.
+void foldInputs(char* dst, const InputSources& sources, int n, int aliased, size_t count, const SlotCall& c) {
+  if (c.preMultiply) {
+    foldScaledInputs(dst, sources, n, count, c);
+    return;
+  }
+  if (aliased < 2 || sources(aliased) != dst) {
+    foldInRankOrder(dst, sources, n, count, c);
+    return;
+  }
+  FoldStage stage(kFoldStageBytes);
+  const size_t es = dataTypeSize(c.dtype), per = kFoldStageBytes / es;
   for (size_t at = 0; at < count; at += per) {
     const size_t len = std::min(per, count - at);
     foldInRankOrder(
-        stage, [&](int r) { return source(r) + at * es; }, n, len, c);
-    std::memcpy(dst + at * es, stage, len * es);
+        stage.at(0), [&](int r) { return sources(r) + at * es; }, n, len, c);
+    std::memcpy(dst + at * es, stage.at(0), len * es);
   }
 }
 
@@ -785,8 +835,7 @@ Status reduceScatterRest(const HostSlots& slots, uint32_t* opNumber, const SlotC
   Status read = readInputs(slots, call, where, from, bytes, ctx, &sources);
   const uint32_t done = ++*opNumber;
   if (!read.isOk()) return failOp(slots, waiter, done, kEveryone, read);
-  foldInRankOrderAnywhere(static_cast<char*>(call.output) + skip * es, sources, n, me, call.count - skip,
-                          call);
+  foldInputs(static_cast<char*>(call.output) + skip * es, sources, n, me, call.count - skip, call);
   return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, kEveryone, "to finish reading the inputs",
                   ctx);
 }
@@ -807,7 +856,7 @@ Status allReduceRest(const HostSlots& slots, uint32_t* opNumber, const SlotCall&
   Status read = readInputs(slots, call, where, lo * es, (hi - lo) * es, ctx, &sources);
   const uint32_t folded = ++*opNumber;
   if (!read.isOk()) return failOp(slots, waiter, folded, kEveryone, read);
-  foldInRankOrderAnywhere(out + lo * es, sources, n, me, hi - lo, call);
+  foldInputs(out + lo * es, sources, n, me, hi - lo, call);
   BRAID_RETURN_IF_ERROR(exchange(slots, waiter, folded, Lane::kSlot, nullptr, 0, kEveryone,
                                  "to publish its reduced block", ctx));
   Status copied;
@@ -857,10 +906,10 @@ Status reduceRestSplit(const HostSlots& slots, uint32_t* opNumber, const SlotCal
     // In place, the root's output is its input, source(root): also through
     // the one mapping of its region, so the same address.
     if (dst != nullptr) {
-      foldInRankOrderAnywhere(dst, sources, n, call.root, hi - lo, call);
+      foldInputs(dst, sources, n, call.root, hi - lo, call);
     } else {  // not mappable for writing: folded here, written by the kernel
       std::vector<char> folded(bytes);
-      foldInRankOrder(folded.data(), sources, n, hi - lo, call);
+      foldInputs(folded.data(), sources, n, -1, hi - lo, call);
       const int err = writeProcessMemory(
           slots.pidOf(call.root), reinterpret_cast<void*>(target.address + lo * es), folded.data(), bytes);
       if (err != 0) {
@@ -897,8 +946,7 @@ Status reduceRestAtRoot(const HostSlots& slots, uint32_t* opNumber, const SlotCa
   InputSources sources;
   Status read = readInputs(slots, call, where, skip * es, bytes, ctx, &sources);
   if (!read.isOk()) return failOp(slots, waiter, done, who, read);
-  foldInRankOrderAnywhere(static_cast<char*>(call.output) + skip * es, sources, n, me, call.count - skip,
-                          call);
+  foldInputs(static_cast<char*>(call.output) + skip * es, sources, n, me, call.count - skip, call);
   return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, who, "to finish reading the inputs", ctx);
 }
 

@@ -132,7 +132,9 @@ struct SlotCall {
   SlotPath path = SlotPath::kWhole;
   uint64_t ticket = 0;  // the op's place in the communicator's order (HostSlots::announce)
   // PreMulSum (op kSum): the input goes into the slot multiplied by the scalar
-  // (as in algo::CollectiveArgs), so that the sums read scaled inputs only.
+  // (as in algo::CollectiveArgs), so that the sums read scaled inputs only;
+  // read straight from a peer's buffer, it is scaled by the scalar that peer
+  // announced.
   bool preMultiply = false;
   uint64_t preMulScalar = 0;
   // Chunked paths write the output with streaming stores (kernels/stream_copy.h):

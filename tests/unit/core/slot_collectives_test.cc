@@ -484,8 +484,8 @@ void checkMappedCalls(int n, const std::vector<Case>& cases, std::initializer_li
           const bool broadcast = c.collective == Collective::kBroadcast,
                      reduce = c.collective == Collective::kReduce;
           const bool direct = broadcast                       ? c.root != plainRank && r != c.root
-                              : reduce && plainRank == c.root ? n > 3 && r == c.root && !c.preMultiply
-                                                              : plainRank < 0 && !c.preMultiply;
+                              : reduce && plainRank == c.root ? n > 3 && r == c.root
+                                                              : plainRank < 0;
           const size_t expected = !direct ? 0 : broadcast ? 1 : n - 1;
           if (!st.isOk())
             failures[r] = which + ": " + st.message();
@@ -500,12 +500,24 @@ void checkMappedCalls(int n, const std::vector<Case>& cases, std::initializer_li
     }
 }
 
+// Sums and PreMulSums of `collective` large enough that a rank's share of
+// the rest spans several of the direct folds' staged pieces (64 KiB, or
+// half that scaled), rooted at 0 and at n-1.
+std::vector<Case> largeSums(Collective collective, int n) {
+  std::vector<Case> cases;
+  for (DataType dtype : {DataType::kFloat64, DataType::kInt32})
+    for (bool preMultiply : {false, true})
+      for (int root : {0, n - 1}) cases.push_back({collective, dtype, RedOp::kSum, 20000, root, preMultiply});
+  return cases;
+}
+
 // Chunked all-gathers, all-to-alls, broadcasts, reduce-scatters and
 // all-reduces whose every buffer read by peers (the root's input, for a
 // broadcast; inputs and outputs, for an all-reduce) is braidMemAlloc memory
 // read all but their first piece straight from those buffers through
-// mappings. With one rank's buffers plain, they run in chunks (a broadcast
-// only when that is the root's); so do PreMulSums.
+// mappings; PreMulSums scale each input by the scalar its rank announced.
+// With one rank's buffers plain, they run in chunks (a broadcast only when
+// that is the root's).
 TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableBuffersThroughMappings) {
   for (int n : {2, 3, 5}) {
     std::vector<Case> cases;
@@ -515,6 +527,8 @@ TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableBuffersThroughMappings) 
                          c.collective == Collective::kReduceScatter || c.collective == Collective::kAllReduce;
       if (reads && pathOf(c, n, kMapsOnly) == SlotPath::kChunked) cases.push_back(c);
     }
+    for (Collective c : {Collective::kAllReduce, Collective::kReduceScatter})
+      for (const Case& large : largeSums(c, n)) cases.push_back(large);
     ASSERT_GE(cases.size(), static_cast<size_t>(5 * kNumDataTypes)) << n << " ranks";
     checkMappedCalls(n, cases, {-1, 0, n - 1});
   }
@@ -525,7 +539,7 @@ TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableBuffersThroughMappings) 
 // output: the others write there through a writable mapping, or, where
 // none is writable, with process_vm_writev. With a plain root, from 4 ranks
 // on the root alone folds the rest from the others' inputs; with other
-// plain buffers, and PreMulSums, they run in chunks.
+// plain buffers they run in chunks. PreMulSums alike.
 TEST(SlotCollectives, ChunkedReducesFoldTheRestIntoTheRootsOutputThroughMappings) {
   for (int n : {2, 3, 5}) {
     std::vector<Case> cases;
@@ -534,12 +548,13 @@ TEST(SlotCollectives, ChunkedReducesFoldTheRestIntoTheRootsOutputThroughMappings
       cases.push_back(c);
       // everyCase's chunked reduces are all rooted at 0; sums at n-1 (from
       // 2 on: its in-place output is a source past the second) too.
-      if (c.op == RedOp::kSum && !c.preMultiply) {
+      if (c.op == RedOp::kSum) {
         Case last = c;
         last.root = n - 1;
         cases.push_back(last);
       }
     }
+    for (const Case& large : largeSums(Collective::kReduce, n)) cases.push_back(large);
     ASSERT_GE(cases.size(), static_cast<size_t>(2 * kNumDataTypes)) << n << " ranks";
     checkMappedCalls(n, cases, {-1, -2, 0, n - 1});
   }
