@@ -505,9 +505,9 @@ void checkMappedCalls(int n, const std::vector<Case>& cases, std::initializer_li
 // half that scaled), rooted at 0 and at n-1.
 std::vector<Case> largeSums(Collective collective, int n) {
   std::vector<Case> cases;
-  for (DataType dtype : {DataType::kFloat64, DataType::kInt32})
-    for (bool preMultiply : {false, true})
-      for (int root : {0, n - 1}) cases.push_back({collective, dtype, RedOp::kSum, 20000, root, preMultiply});
+  for (bool preMultiply : {false, true})
+    for (int root : {0, n - 1})
+      cases.push_back({collective, DataType::kFloat64, RedOp::kSum, 20000, root, preMultiply});
   return cases;
 }
 
