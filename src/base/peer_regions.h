@@ -3,8 +3,8 @@
 // lies in one is read with plain loads instead of process_vm_readv: the
 // shared slots' pulls and direct folds (core/slot_collectives.h) and the shm
 // transport's large messages. A reduce's ranks also write into its root's
-// output this way (findWritable), instead of with process_vm_writev. A peer's shareable file is taken once (pidfd_getfd), and a
-// region of it mapped at the first read and kept, as NCCL keeps a peer's IPC
+// output this way (findWritable). A peer's shareable file is taken once
+// (pidfd_getfd), and a region of it mapped at the first read and kept, as NCCL keeps a peer's IPC
 // handle: a training loop reads the same buffers every step.
 //
 // A peer frees its region without telling anyone: its memory goes back at
@@ -53,7 +53,9 @@ class PeerRegions {
   // The same, for writing there: the peer's region is mapped writable (a
   // mapping made for reads is made writable), for collectives whose ranks
   // write their part straight into one rank's output (a reduce's root's).
-  // Null when it cannot: then write with process_vm_writev.
+  // Null when it cannot (core/slot_collectives.cc's reduces then leave the
+  // write to the root: a late process_vm_writev would write at an address
+  // the peer may have given to another mapping since).
   char* findWritable(pid_t pid, uint64_t regionId, int32_t fd, uint64_t address, size_t bytes);
 
   // For tests: findWritable finds nothing from now on, as where the kernel

@@ -883,47 +883,65 @@ bool rootMapped(const HostSlots& slots, uint32_t op, const SlotCall& call) {
 // The rest of a reduce, from element `skip` on, when every buffer is
 // braidMemAlloc memory: split as the all-reduce's first half, but every rank
 // folds its block of the rest straight from every input into the root's
-// output, through a writable mapping (or process_vm_writev); then one op to
-// say all reads and writes are done. Every input is read once and the output
-// written once, by all ranks at a time.
+// output, through a writable mapping; then one op to say all reads and
+// writes are done. Every input is read once and the output written once, by
+// all ranks at a time.
+//
+// Only through a mapping: a write lands in the root's region of its
+// shareable file, where a late one (a rank still writing after the root gave
+// up on the call and freed its buffer) hits an offset no later allocation
+// gets. process_vm_writev would write at the root's address, which a later
+// mmap may reuse. So a rank that cannot map the root's output for writing
+// (a kernel without pidfd_getfd) says so in its line of the done op instead,
+// and the root folds that block itself once everyone is done, while the
+// others wait for one op more: every rank reads every line of the done op,
+// so all agree on whether that op comes.
 Status reduceRestSplit(const HostSlots& slots, uint32_t* opNumber, const SlotCall& call, Waiter& waiter,
                        uint32_t where, size_t skip, ExecutionContext& ctx) {
   const int n = slots.nranks(), me = slots.rank();
   const bool root = me == call.root;
   const size_t es = dataTypeSize(call.dtype), rest = call.count - skip;
-  const size_t lo = skip + blockBegin(rest, n, me), hi = skip + blockBegin(rest, n, me + 1);
+  auto blockOf = [&](int r) {
+    return std::pair<size_t, size_t>{skip + blockBegin(rest, n, r), skip + blockBegin(rest, n, r + 1)};
+  };
+  auto [lo, hi] = blockOf(me);
   const size_t bytes = (hi - lo) * es;
-  InputSources sources;
-  Status st = readInputs(slots, call, where, lo * es, bytes, ctx, &sources);
-  const uint32_t done = ++*opNumber;
-  if (st.isOk() && bytes > 0) {
+  char* dst = nullptr;
+  if (root) {
+    dst = static_cast<char*>(call.output) + lo * es;
+  } else if (bytes > 0) {
     const PulledInput target = announcedBy(slots, call.root, where).output;
-    char* dst = root ? static_cast<char*>(call.output) + lo * es : nullptr;
-    PeerRegions* regions = slots.peerRegions();
-    if (!root && regions != nullptr)
-      dst = regions->findWritable(slots.pidOf(call.root), target.regionId, target.regionFd,
-                                  target.address + lo * es, bytes);
-    // In place, the root's output is its input, source(root): also through
-    // the one mapping of its region, so the same address.
-    if (dst != nullptr) {
-      foldInputs(dst, sources, n, call.root, hi - lo, call);
-    } else {  // not mappable for writing: folded here, written by the kernel
-      std::vector<char> folded(bytes);
-      foldInputs(folded.data(), sources, n, -1, hi - lo, call);
-      const int err = writeProcessMemory(
-          slots.pidOf(call.root), reinterpret_cast<void*>(target.address + lo * es), folded.data(), bytes);
-      if (err != 0) {
-        ctx.suspect = call.root;
-        st = err == ESRCH ? remoteError(ctx.opName() + ": rank " + std::to_string(call.root) + " exited")
-                          : systemError(ctx.opName() + ": writing " + std::to_string(bytes) +
-                                            " bytes of rank " + std::to_string(call.root) + "'s output",
-                                        err);
-      }
-    }
+    dst = slots.peerRegions()->findWritable(slots.pidOf(call.root), target.regionId, target.regionFd,
+                                            target.address + lo * es, bytes);
   }
+  const uint8_t unwritten = bytes > 0 && dst == nullptr;
+  InputSources sources;
+  Status st = unwritten ? Status::ok() : readInputs(slots, call, where, lo * es, bytes, ctx, &sources);
+  const uint32_t done = ++*opNumber;
   if (!st.isOk()) return failOp(slots, waiter, done, kEveryone, st);
-  return exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, kEveryone,
-                  "to finish reading the inputs and writing the output", ctx);
+  // In place, the root's output is its input, source(root): also through
+  // the one mapping of its region, so the same address.
+  if (bytes > 0 && !unwritten) foldInputs(dst, sources, n, call.root, hi - lo, call);
+  BRAID_RETURN_IF_ERROR(
+      waiter.wait(kEveryone, HostSlots::reusableAfter(done, Lane::kSlot), "to finish its previous op"));
+  *reinterpret_cast<uint8_t*>(slots.myData(done, Lane::kLine)) = unwritten;
+  BRAID_RETURN_IF_ERROR(exchange(slots, waiter, done, Lane::kSlot, nullptr, 0, kEveryone,
+                                 "to finish reading the inputs and writing the output", ctx));
+  std::vector<int> leftToRoot;
+  for (int r = 0; r < n; ++r)
+    if (*reinterpret_cast<const uint8_t*>(slots.data(r, done, Lane::kLine)) != 0) leftToRoot.push_back(r);
+  if (leftToRoot.empty()) return Status::ok();
+  // The others' inputs are read until the root says so.
+  const uint32_t refolded = ++*opNumber;
+  for (size_t i = 0; root && i < leftToRoot.size() && st.isOk(); ++i) {
+    auto [rlo, rhi] = blockOf(leftToRoot[i]);
+    st = readInputs(slots, call, where, rlo * es, (rhi - rlo) * es, ctx, &sources);
+    if (st.isOk())
+      foldInputs(static_cast<char*>(call.output) + rlo * es, sources, n, call.root, rhi - rlo, call);
+  }
+  const int who = root ? kNobody : call.root;
+  if (!st.isOk()) return failOp(slots, waiter, refolded, who, st);
+  return exchange(slots, waiter, refolded, Lane::kSlot, nullptr, 0, who, "to finish reading the inputs", ctx);
 }
 
 // The rest of a reduce of more than kRootFoldsAllRanks ranks whose root's

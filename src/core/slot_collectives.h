@@ -90,8 +90,8 @@
 // A chunked reduce whose every input and root's output came from
 // braidMemAlloc runs the rest the same way, split: every rank folds its
 // block of the rest from every input straight into the root's output,
-// through a mapping made writable for it (base/peer_regions.h; else
-// process_vm_writev). With only the root's buffers plain, a reduce of more
+// through a mapping made writable for it (base/peer_regions.h; a rank that
+// cannot map it leaves its block to the root). With only the root's buffers plain, a reduce of more
 // than 3 ranks has the root fold the rest from the others' inputs alone; of
 // 2 or 3, it stays in chunks, which keep every rank busy. On the 2-core VM,
 // against the chunks: 1.2-1.9x with 2 ranks, 2.5-4.4x with 4.

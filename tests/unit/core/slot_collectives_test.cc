@@ -418,7 +418,7 @@ constexpr HostSlots::PullWindow kMapsOnly{1024, 4096};
 
 // Runs `cases` on n ranks whose buffers all come from braidMemAlloc but for
 // rank plainRank's, for each of plainRanks (-1: none plain; -2: none plain,
-// but no mapping takes writes), out of place and in place (where rank 2 on
+// but no mapping takes writes; -3: rank 1's take none), out of place and in place (where rank 2 on
 // folds onto an input block that a later fold still reads). Checks every
 // output byte for byte and how many peers' buffers each rank mapped: where
 // the call reads the rest of its buffers directly, every rank maps the
@@ -432,6 +432,7 @@ void checkMappedCalls(int n, const std::vector<Case>& cases, std::initializer_li
       SlotGroup group(n, 20000, false, kMapsOnly);
       if (plainRank == -2)
         for (int r = 0; r < n; ++r) group.rank(r).slots->peerRegions()->refuseWritesForTests();
+      if (plainRank == -3) group.rank(1).slots->peerRegions()->refuseWritesForTests();
       const auto inputs = makeInputs(cases, n, 7 + n);
       std::vector<std::string> failures(n);
       group.parallel([&](int r) {
@@ -481,10 +482,14 @@ void checkMappedCalls(int n, const std::vector<Case>& cases, std::initializer_li
           // A reduce's ranks read each other's inputs and write into
           // the root's output, unless the root's buffers are plain:
           // then with more than 3 ranks the root alone reads the rest.
+          // Where no mapping takes writes, the others leave their blocks
+          // to the root, which then reads everything.
           const bool broadcast = c.collective == Collective::kBroadcast,
                      reduce = c.collective == Collective::kReduce;
           const bool direct = broadcast                       ? c.root != plainRank && r != c.root
                               : reduce && plainRank == c.root ? n > 3 && r == c.root
+                              : reduce && plainRank == -2     ? r == c.root
+                              : reduce && plainRank == -3     ? r == c.root || r != 1
                                                               : plainRank < 0;
           const size_t expected = !direct ? 0 : broadcast ? 1 : n - 1;
           if (!st.isOk())
@@ -537,9 +542,10 @@ TEST(SlotCollectives, ChunkedCallsReadTheRestOfShareableBuffersThroughMappings) 
 // Chunked reduces whose inputs and root's output are braidMemAlloc memory
 // fold all but their first piece straight from the inputs into the root's
 // output: the others write there through a writable mapping, or, where
-// none is writable, with process_vm_writev. With a plain root, from 4 ranks
-// on the root alone folds the rest from the others' inputs; with other
-// plain buffers they run in chunks. PreMulSums alike.
+// none is writable (on every rank, or on rank 1 alone), leave their blocks
+// to the root. With a plain root, from 4 ranks on the root alone folds the
+// rest from the others' inputs; with other plain buffers they run in
+// chunks. PreMulSums alike.
 TEST(SlotCollectives, ChunkedReducesFoldTheRestIntoTheRootsOutputThroughMappings) {
   for (int n : {2, 3, 5}) {
     std::vector<Case> cases;
@@ -556,7 +562,7 @@ TEST(SlotCollectives, ChunkedReducesFoldTheRestIntoTheRootsOutputThroughMappings
     }
     for (const Case& large : largeSums(Collective::kReduce, n)) cases.push_back(large);
     ASSERT_GE(cases.size(), static_cast<size_t>(2 * kNumDataTypes)) << n << " ranks";
-    checkMappedCalls(n, cases, {-1, -2, 0, n - 1});
+    checkMappedCalls(n, cases, {-1, -2, -3, 0, n - 1});
   }
 }
 
