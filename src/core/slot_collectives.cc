@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -728,14 +729,15 @@ Status readInputs(const HostSlots& slots, const SlotCall& call, uint32_t where, 
 // that is dlopen'ed (PyTorch's backend loads braid so).
 class FoldStage {
  public:
-  explicit FoldStage(size_t bytes) : lines_((bytes + sizeof(Line) - 1) / sizeof(Line)) {}
-  char* at(size_t byte) { return lines_.data()->bytes + byte; }
+  // Left uninitialised: every byte read is written first.
+  explicit FoldStage(size_t bytes) : lines_(new Line[(bytes + sizeof(Line) - 1) / sizeof(Line)]) {}
+  char* at(size_t byte) { return lines_[0].bytes + byte; }
 
  private:
   struct alignas(64) Line {
     char bytes[64];
   };
-  std::vector<Line> lines_;
+  std::unique_ptr<Line[]> lines_;
 };
 constexpr size_t kFoldStageBytes = 64 * 1024;
 
