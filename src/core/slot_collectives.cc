@@ -731,7 +731,7 @@ class FoldStage {
  public:
   // Left uninitialised: every byte read is written first.
   explicit FoldStage(size_t bytes) : lines_(new Line[(bytes + sizeof(Line) - 1) / sizeof(Line)]) {}
-  char* at(size_t byte) { return lines_[0].bytes + byte; }
+  char* at(size_t byte) { return reinterpret_cast<char*>(lines_.get()) + byte; }
 
  private:
   struct alignas(64) Line {
